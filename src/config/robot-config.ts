@@ -1,0 +1,193 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.ts';
+
+/** Servo models this project knows. "AX-12" is the spelling pypot reports; "AX-12A" is accepted as the same servo. */
+export const MOTOR_MODELS = ['AX-12', 'AX-12A', 'MX-28', 'MX-64', 'XL-320'] as const;
+export type MotorModelName = (typeof MOTOR_MODELS)[number];
+
+const vec3 = z.tuple([z.number(), z.number(), z.number()]);
+const name = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
+
+const motorSchema = z.strictObject({
+  name,
+  id: z.number().int().min(0).max(252),
+  model: z.enum(MOTOR_MODELS),
+  orientation: z.enum(['direct', 'indirect']),
+  /** Degrees, user = raw * s - offset. */
+  offset: z.number(),
+  /** RAW frame degrees [lower, upper] (as pypot's JSON angle_limit). */
+  angleLimit: z.tuple([z.number(), z.number()]).refine(([lo, hi]) => lo < hi, 'lower must be below upper'),
+});
+
+const chainSchema = z.strictObject({
+  motors: z.array(name).min(1),
+  /** Motors of the chain that the solver keeps where they are. */
+  passive: z.array(name).default([]),
+  /** URDF link that carries the end point. */
+  endLink: z.string(),
+  /** End point in the end link's frame, metres. */
+  tip: vec3,
+});
+
+const cameraSchema = z.strictObject({
+  /** URDF link the camera is fixed to. */
+  link: z.string(),
+  /** Pose of the camera in that link: the camera looks along its +z, image x to its +x, image y to its +y. */
+  xyz: vec3,
+  rpy: vec3,
+  resolution: z.tuple([z.number().int().positive(), z.number().int().positive()]),
+  fps: z.number().positive(),
+  /** Horizontal field of view, degrees. */
+  fov: z.number().positive().max(170),
+});
+
+const startupSchema = z.strictObject({
+  pid: z.tuple([z.number(), z.number(), z.number()]).optional(),
+  torqueLimit: z.number().min(0).max(100).optional(),
+  led: z.string().optional(),
+  /** Where the simulated robot starts, user degrees by motor (others at 0): how a real one rests when powered up. */
+  pose: z.record(z.string(), z.number()).default({}),
+  /** Motors whose compliant_behavior is pypot's 'safe' (Humanoid torso). */
+  safeCompliant: z.array(name).default([]),
+});
+
+export const robotConfigSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    description: z.string().default(''),
+    /** Path to the URDF, relative to the config file. */
+    urdf: z.string().min(1),
+    bus: z.strictObject({
+      protocol: z.union([z.literal(1), z.literal(2)]),
+      port: z.string().default('auto'),
+      baudrate: z.number().int().positive().default(1_000_000),
+    }),
+    motors: z.array(motorSchema).min(1),
+    aliases: z.record(z.string(), z.array(z.string()).min(1)).default({}),
+    chains: z.record(z.string(), chainSchema).default({}),
+    camera: cameraSchema.nullable().default(null),
+    markerDetector: z.boolean().default(false),
+    startup: startupSchema.default({ safeCompliant: [], pose: {} }),
+    /** How the commands of several running primitives on one register combine (FACTS.md 4.6). */
+    primitiveCombine: z.enum(['sum', 'mean']).default('mean'),
+  })
+  .superRefine((cfg, ctx) => {
+    const motorNames = new Set<string>();
+    cfg.motors.forEach((m, i) => {
+      if (motorNames.has(m.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['motors', i, 'name'],
+          message: `duplicate motor name "${m.name}"`,
+        });
+      motorNames.add(m.name);
+    });
+    const ids = new Set<number>();
+    cfg.motors.forEach((m, i) => {
+      if (ids.has(m.id))
+        ctx.addIssue({ code: 'custom', path: ['motors', i, 'id'], message: `duplicate motor id ${m.id}` });
+      ids.add(m.id);
+    });
+    for (const [alias, members] of Object.entries(cfg.aliases)) {
+      if (motorNames.has(alias))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['aliases', alias],
+          message: `alias "${alias}" is also a motor name`,
+        });
+      members.forEach((member, i) => {
+        if (!motorNames.has(member) && !(member in cfg.aliases))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['aliases', alias, i],
+            message: `"${member}" is neither a motor nor an alias`,
+          });
+      });
+    }
+    for (const [chain, c] of Object.entries(cfg.chains)) {
+      [...c.motors, ...c.passive].forEach((m, i) => {
+        if (!motorNames.has(m))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['chains', chain, 'motors', i],
+            message: `unknown motor "${m}"`,
+          });
+      });
+    }
+    for (const m of Object.keys(cfg.startup.pose)) {
+      if (!motorNames.has(m))
+        ctx.addIssue({ code: 'custom', path: ['startup', 'pose', m], message: `unknown motor "${m}"` });
+    }
+    for (const m of cfg.startup.safeCompliant) {
+      if (!motorNames.has(m))
+        ctx.addIssue({ code: 'custom', path: ['startup', 'safeCompliant'], message: `unknown motor "${m}"` });
+    }
+  });
+
+export type RobotConfig = z.infer<typeof robotConfigSchema> & {
+  /** Absolute path of the config file (for resolving relative paths), or '' when built in memory. */
+  readonly source: string;
+  /** Absolute path of the URDF. */
+  readonly urdfPath: string;
+};
+export type MotorConfig = RobotConfig['motors'][number];
+export type ChainConfig = RobotConfig['chains'][string];
+export type CameraConfig = NonNullable<RobotConfig['camera']>;
+
+/** Expands an alias (nested aliases allowed) to motor names, in order, without duplicates. */
+export function expandAlias(
+  cfg: Pick<RobotConfig, 'aliases'>,
+  alias: string,
+  seen: Set<string> = new Set(),
+): string[] {
+  const members = cfg.aliases[alias];
+  if (!members) return [alias];
+  if (seen.has(alias)) throw new ConfigError(`aliases.${alias}`, 'aliases form a cycle');
+  seen.add(alias);
+  const out: string[] = [];
+  for (const m of members) for (const n of expandAlias(cfg, m, seen)) if (!out.includes(n)) out.push(n);
+  seen.delete(alias);
+  return out;
+}
+
+export function parseRobotConfig(data: unknown, source: string): RobotConfig {
+  const result = robotConfigSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const field = issue.path.length ? issue.path.join('.') : '(top level)';
+    throw new ConfigError(field, issue.message, source);
+  }
+  const cfg = result.data;
+  for (const alias of Object.keys(cfg.aliases)) expandAlias(cfg, alias);
+  const dir = source ? path.dirname(source) : process.cwd();
+  return { ...cfg, source, urdfPath: path.resolve(dir, cfg.urdf) };
+}
+
+/** Built-in robot names map to robots/<name>.json in this repository. */
+export const BUILTIN_ROBOTS = ['ergo-jr', 'torso', 'humanoid'] as const;
+
+export function robotConfigPath(robot: string): string {
+  if ((BUILTIN_ROBOTS as readonly string[]).includes(robot)) {
+    return path.resolve(import.meta.dirname, '../../robots', `${robot}.json`);
+  }
+  return path.resolve(robot);
+}
+
+export async function loadRobotConfig(robot: string): Promise<RobotConfig> {
+  const file = robotConfigPath(robot);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError('--robot', `cannot read robot config ${file}: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError('(file)', `not valid JSON: ${(err as Error).message}`, file);
+  }
+  return parseRobotConfig(data, file);
+}

@@ -1,0 +1,60 @@
+import type { Clock } from './clock.ts';
+import type { BusRegister, ModelSpec, RawValue } from './registers.ts';
+
+/**
+ * The motor bus: values cross in raw register units (counts); conversion lives in src/core/registers.ts.
+ * Reads and writes may reject with a RobotError of code 'hardware' when a motor does not answer.
+ */
+export interface MotorBus {
+  /** Reads one register of several motors. Missing motors reject the whole read. */
+  read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>>;
+  /** Writes one register of several motors (a sync write on a real bus). */
+  write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void>;
+}
+
+export interface Frame {
+  readonly width: number;
+  readonly height: number;
+  /** RGB, 3 bytes per pixel, row-major. */
+  readonly rgb: Uint8Array;
+}
+
+export interface Camera {
+  readonly resolution: readonly [number, number];
+  readonly fps: number;
+  grab(): Promise<Frame>;
+}
+
+/** A person's hand in the twin: drags a compliant (or resisting stiff) joint towards an angle. Sim only. */
+export interface HandTool {
+  /** Drag motor `id` towards raw-frame `rawDeg` over `duration` seconds of sim time; resolves when released. */
+  drag(id: number, rawDeg: number, duration: number, signal?: AbortSignal): Promise<void>;
+  /** Applies a constant external torque (N.m, raw frame) for `duration` seconds. */
+  push(id: number, torque: number, duration: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface SimulationControls {
+  readonly hand: HandTool;
+  /** Sim seconds per wall second over the last measuring window. */
+  realTimeFactor(): number;
+  /** Total sim time and physics steps taken. */
+  stats(): { simTime: number; steps: number; wallTime: number };
+  /** Current speed setting: a factor of real time, 'max', or 'manual' (time moves only when advanced). */
+  readonly speed: number | 'max' | 'manual';
+  /** Moves sim time forward by `seconds`, firing timers in order (the way tests and scenarios drive time). */
+  advance(seconds: number): Promise<void>;
+}
+
+export interface Backend {
+  readonly kind: 'sim' | 'real';
+  readonly clock: Clock;
+  readonly bus: MotorBus;
+  readonly camera?: Camera;
+  /** Present only on the simulated robot. */
+  readonly simulation?: SimulationControls;
+  /** The servo models on the bus, by id. */
+  readonly models: ReadonlyMap<number, ModelSpec>;
+  open(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}

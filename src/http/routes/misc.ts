@@ -1,0 +1,34 @@
+import os from 'node:os';
+import type { Robot } from '../../robot/robot.ts';
+import { motorSnapshot } from '../../robot/motor-registers.ts';
+import type { RouteSpec } from '../route.ts';
+
+/** What /robot.json shows of each primitive (CONTRACT.md 2). */
+export interface PrimitiveEntry {
+  primitive: string;
+  running: boolean;
+  properties: string[];
+  methods: string[];
+}
+
+export type PrimitiveListing = () => PrimitiveEntry[];
+
+/** The host's first non-internal IPv4 address, 127.0.0.1 when there is none. */
+export function hostIp(): string {
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+export function miscRoutes(robot: Robot, primitives: PrimitiveListing): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      path: '/robot.json',
+      summary: 'every motor with every register, and every primitive',
+      handler: () => ({ motors: robot.motors.map(motorSnapshot), primitives: primitives() }),
+    },
+    { method: 'GET', path: '/ip.json', summary: "the robot's IP address", handler: () => ({ ip: hostIp() }) },
+  ];
+}

@@ -1,0 +1,309 @@
+/**
+ * The simulated robot: a Rapier world stepped at a fixed timestep, one SimServo per motor, a bus that speaks raw
+ * register counts like the real one, and a clock that is the physics time.
+ */
+import type { Backend, HandTool, MotorBus, SimulationControls } from '../core/backend.ts';
+import { AbortError, SteppedClock, flushMicrotasks } from '../core/clock.ts';
+import { hardwareError } from '../core/errors.ts';
+import { type BusRegister, type ModelSpec, type RawValue, modelSpec } from '../core/registers.ts';
+import { userToJoint } from '../core/frames.ts';
+import type { RobotConfig } from '../config/robot-config.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import { PhysicsWorld } from './world.ts';
+import { SimServo } from './servo.ts';
+
+export type SimSpeed = number | 'max' | 'manual';
+
+export interface SimOptions {
+  readonly config: RobotConfig;
+  readonly urdf: UrdfRobot;
+  /**
+   * Sim seconds per wall second, 'max' to run as fast as the CPU allows, or 'manual': time moves only through
+   * advance() (tests, scenario scripts).
+   */
+  readonly speed: SimSpeed;
+  /** Physics timestep, seconds. */
+  readonly dt?: number;
+  /** Initial pose, user degrees by motor name (defaults to the config's start-up pose, then 0). */
+  readonly initialPose?: Readonly<Record<string, number>>;
+}
+
+const DEG = Math.PI / 180;
+/** In 'max' mode, hand the event loop back at least this often (ms of wall time) so requests are served. */
+const MAX_MODE_SLICE_MS = 4;
+/** Real-time mode gives up catching up beyond this lag (s) rather than stalling the process. */
+const MAX_LAG_S = 0.25;
+
+interface Hand {
+  readonly joint: number;
+  readonly servo: SimServo;
+  readonly from: number;
+  readonly to: number;
+  readonly start: number;
+  readonly duration: number;
+  /** Constant torque mode (push) when defined. */
+  readonly torque?: number;
+  readonly done: () => void;
+}
+
+class SimBus implements MotorBus {
+  constructor(private readonly servos: ReadonlyMap<number, SimServo>) {}
+
+  async read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
+    const out = new Map<number, RawValue>();
+    for (const id of ids) out.set(id, this.#servo(id).read(reg));
+    return out;
+  }
+
+  async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
+    for (const id of values.keys()) this.#servo(id);
+    for (const [id, v] of values) this.#servo(id).write(reg, v);
+  }
+
+  #servo(id: number): SimServo {
+    const s = this.servos.get(id);
+    if (!s)
+      throw hardwareError(
+        `motor ${id} does not answer`,
+        'check the motor ids in the robot config',
+        'no servo with this id on the simulated bus',
+      );
+    return s;
+  }
+}
+
+export class SimBackend implements Backend {
+  readonly kind = 'sim' as const;
+  readonly clock = new SteppedClock();
+  readonly bus: MotorBus;
+  readonly models: ReadonlyMap<number, ModelSpec>;
+  readonly simulation: SimulationControls;
+  readonly #opts: SimOptions;
+  readonly #servos = new Map<number, SimServo>();
+  /** Parallel arrays: physics joint index of each servo. */
+  #drive: { servo: SimServo; joint: number }[] = [];
+  #world: PhysicsWorld | undefined;
+  #hands = new Set<Hand>();
+  #steps = 0;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #speed: SimSpeed;
+  #wallStart = 0;
+  #rtfWindow: { wall: number; sim: number }[] = [];
+  readonly dt: number;
+
+  constructor(opts: SimOptions) {
+    this.#opts = opts;
+    this.#speed = opts.speed;
+    this.dt = opts.dt ?? 0.002;
+    const models = new Map<number, ModelSpec>();
+    for (const m of opts.config.motors) {
+      const spec = modelSpec(m.model);
+      models.set(m.id, spec);
+      this.#servos.set(m.id, new SimServo({ id: m.id, spec, angleLimit: m.angleLimit }));
+    }
+    this.models = models;
+    this.bus = new SimBus(this.#servos);
+    const hand: HandTool = {
+      drag: (id, rawDeg, duration, signal) => this.#addHand(id, rawDeg * DEG, duration, undefined, signal),
+      push: (id, torque, duration, signal) => this.#addHand(id, NaN, duration, torque, signal),
+    };
+    const speedOf = () => this.#speed;
+    this.simulation = {
+      hand,
+      realTimeFactor: () => this.#realTimeFactor(),
+      advance: (seconds) => this.advance(seconds),
+      stats: () => ({
+        simTime: this.clock.now(),
+        steps: this.#steps,
+        wallTime: (performance.now() - this.#wallStart) / 1000,
+      }),
+      get speed() {
+        return speedOf();
+      },
+    };
+  }
+
+  async open(): Promise<void> {
+    if (this.#world) return;
+    const { config, urdf } = this.#opts;
+    const pose = this.#opts.initialPose ?? config.startup.pose;
+    const rotor = new Map<string, number>();
+    const initial = new Map<string, number>();
+    const jointNames = new Set(urdf.joints.map((j) => j.name));
+    for (const m of config.motors) {
+      if (!jointNames.has(m.name))
+        throw new Error(`robot config motor ${m.name} has no joint of that name in ${config.urdfPath}`);
+      rotor.set(m.name, modelSpec(m.model).rotorInertia);
+      const [lo, hi] = m.angleLimit;
+      const raw = Math.min(hi, Math.max(lo, userToJoint(m, pose[m.name] ?? 0) / DEG));
+      initial.set(m.name, raw * DEG);
+    }
+    this.#world = await PhysicsWorld.create(urdf, {
+      dt: this.dt,
+      rotorInertia: rotor,
+      initialAngles: initial,
+    });
+    this.#drive = config.motors.map((m) => {
+      const servo = this.#servos.get(m.id)!;
+      const joint = this.#world!.jointIndex(m.name);
+      servo.placeAt(initial.get(m.name)!);
+      return { servo, joint };
+    });
+    this.#running = true;
+    this.#wallStart = performance.now();
+    if (this.#speed !== 'manual') this.#loop = this.#run();
+  }
+
+  async close(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+    this.#loop = undefined;
+    for (const h of this.#hands) h.done();
+    this.#hands.clear();
+    this.#world?.free();
+    this.#world = undefined;
+  }
+
+  /** Steps the physics by `seconds` synchronously with timers firing in order (scenario scripts, tests). */
+  async advance(seconds: number): Promise<void> {
+    const end = this.clock.now() + seconds;
+    while (this.clock.now() + this.dt / 2 < end) {
+      this.#stepOnce();
+      if (this.clock.nextDue() <= this.clock.now()) {
+        this.clock.fireDue();
+        await flushMicrotasks();
+      }
+    }
+  }
+
+  #stepOnce(): void {
+    const world = this.#world!;
+    const dt = this.dt;
+    const t = this.clock.now();
+    for (const h of this.#hands) this.#applyHand(h, t);
+    for (const { servo, joint } of this.#drive)
+      world.drive(joint, servo.step(dt, world.angle(joint), world.velocity(joint)));
+    world.step();
+    this.#steps++;
+    this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
+  }
+
+  async #run(): Promise<void> {
+    let wallRef = performance.now();
+    let simRef = this.clock.now();
+    while (this.#running) {
+      if (this.#speed === 'max') {
+        const sliceEnd = performance.now() + MAX_MODE_SLICE_MS;
+        while (this.#running && performance.now() < sliceEnd) {
+          this.#stepOnce();
+          if (this.clock.nextDue() <= this.clock.now()) {
+            this.clock.fireDue();
+            await flushMicrotasks();
+          }
+        }
+        this.#sampleRtf();
+        await flushMicrotasks();
+      } else {
+        const speed = this.#speed as number;
+        const now = performance.now();
+        let target = simRef + ((now - wallRef) / 1000) * speed;
+        if (target - this.clock.now() > MAX_LAG_S * speed) {
+          // Too far behind (process stalled): drop the lost time instead of freezing the server to catch up.
+          simRef = this.clock.now();
+          wallRef = now;
+          target = simRef;
+        }
+        while (this.#running && this.clock.now() + this.dt <= target + 1e-9) {
+          this.#stepOnce();
+          if (this.clock.nextDue() <= this.clock.now()) {
+            this.clock.fireDue();
+            await flushMicrotasks();
+          }
+        }
+        this.#sampleRtf();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    }
+  }
+
+  #sampleRtf(): void {
+    const wall = performance.now() / 1000;
+    this.#rtfWindow.push({ wall, sim: this.clock.now() });
+    while (this.#rtfWindow.length > 2 && wall - this.#rtfWindow[0]!.wall > 2) this.#rtfWindow.shift();
+  }
+
+  #realTimeFactor(): number {
+    const w = this.#rtfWindow;
+    if (w.length < 2) return 0;
+    const a = w[0]!;
+    const b = w[w.length - 1]!;
+    return b.wall > a.wall ? (b.sim - a.sim) / (b.wall - a.wall) : 0;
+  }
+
+  #addHand(
+    id: number,
+    to: number,
+    duration: number,
+    torque: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const servo = this.#servos.get(id);
+    const world = this.#world;
+    if (!servo || !world) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
+    const entry = this.#drive.find((d) => d.servo === servo)!;
+    return new Promise<void>((resolve, reject) => {
+      for (const h of this.#hands) if (h.servo === servo) h.done();
+      const hand: Hand = {
+        joint: entry.joint,
+        servo,
+        from: world.angle(entry.joint),
+        to,
+        start: this.clock.now(),
+        duration,
+        torque,
+        done: () => {
+          this.#hands.delete(hand);
+          world.setExternalTorque(entry.joint, 0);
+          resolve();
+        },
+      };
+      signal?.addEventListener(
+        'abort',
+        () => {
+          hand.done();
+          reject(new AbortError());
+        },
+        { once: true },
+      );
+      this.#hands.add(hand);
+    });
+  }
+
+  /** A hand is a soft spring-damper towards a min-jerk moving target, about as strong as two stalled servos. */
+  #applyHand(h: Hand, t: number): void {
+    const world = this.#world!;
+    const elapsed = t - h.start;
+    if (elapsed >= h.duration) {
+      h.done();
+      return;
+    }
+    if (h.torque !== undefined) {
+      world.setExternalTorque(h.joint, h.torque);
+      return;
+    }
+    // The hand arrives at 80 % of the duration and holds there until it lets go.
+    const tau = Math.min(1, elapsed / (0.8 * h.duration));
+    const s = tau * tau * tau * (10 - 15 * tau + 6 * tau * tau);
+    const target = h.from + (h.to - h.from) * s;
+    const stall = h.servo.spec.stallTorque;
+    const k = 6 * stall;
+    const c = 0.15 * stall;
+    const cap = 2 * stall;
+    const torque = Math.max(
+      -cap,
+      Math.min(cap, k * (target - world.angle(h.joint)) - c * world.velocity(h.joint)),
+    );
+    world.setExternalTorque(h.joint, torque);
+  }
+}

@@ -1,0 +1,132 @@
+/** Physics checks that a fake (a motor that teleports to its goal) would fail. */
+import { expect } from 'chai';
+import { simServer, setValue, value, untilAnswered, json, type TestServer } from '../helpers.ts';
+
+describe('sim physics (Torso)', function () {
+  let s: TestServer;
+  beforeEach(async () => {
+    s = await simServer('torso');
+  });
+  afterEach(() => s.close());
+
+  async function stiffArmAt(shoulderX: number) {
+    for (const m of s.robot.motors) await setValue(s, m.name, 'compliant', false);
+    await s.advance(0.1);
+    const res = await untilAnswered(
+      s,
+      s.post('/motors/goto.json', {
+        motors: ['l_shoulder_x', 'l_elbow_y', 'l_shoulder_y'],
+        positions: [shoulderX, 0, 0],
+        duration: 1,
+        wait: true,
+      }),
+    );
+    expect(res.statusCode).to.equal(200);
+  }
+
+  it('a stiff arm held out sideways stays within 1 degree of its goal against gravity', async () => {
+    await stiffArmAt(90);
+    await s.advance(2);
+    const p = (await value(s, 'l_shoulder_x', 'present_position')) as number;
+    expect(Math.abs(p - 90)).to.be.below(1);
+  });
+
+  it('the gravity torque shows in present_load, and a lower torque_limit sags more', async () => {
+    await stiffArmAt(90);
+    await s.advance(1);
+    const loadOut = Math.abs((await value(s, 'l_shoulder_x', 'present_load')) as number);
+    const sagFull = 90 - ((await value(s, 'l_shoulder_x', 'present_position')) as number);
+    // 5 % of an MX-28 stall torque (0.125 N.m) is less than the arm's 0.16 N.m gravity torque.
+    await setValue(s, 'l_shoulder_x', 'torque_limit', 5);
+    await s.advance(2);
+    const sagWeak = 90 - ((await value(s, 'l_shoulder_x', 'present_position')) as number);
+    expect(sagWeak).to.be.greaterThan(sagFull + 5);
+    // Arm hanging down: much less gravity torque about the shoulder.
+    await setValue(s, 'l_shoulder_x', 'torque_limit', 100);
+    await untilAnswered(
+      s,
+      s.post('/motors/l_shoulder_x/goto.json', { position: 0, duration: 1, wait: true }),
+    );
+    await s.advance(1);
+    const loadDown = Math.abs((await value(s, 'l_shoulder_x', 'present_load')) as number);
+    expect(loadOut).to.be.greaterThan(3);
+    expect(loadOut).to.be.greaterThan(loadDown * 2);
+  });
+
+  it('a compliant elbow falls under gravity', async () => {
+    // Upper arm hanging, elbow at user 0 = bent 90 degrees with the forearm horizontal, pointing forward.
+    await stiffArmAt(0);
+    await s.advance(0.5);
+    const before = (await value(s, 'l_elbow_y', 'present_position')) as number;
+    expect(Math.abs(before)).to.be.below(1);
+    await setValue(s, 'l_elbow_y', 'compliant', true);
+    await s.advance(1.5);
+    const after = (await value(s, 'l_elbow_y', 'present_position')) as number;
+    expect(Math.abs(after - before)).to.be.greaterThan(20);
+  });
+
+  it('a goto with wait ends within 1 degree of its target, and not instantly', async () => {
+    await setValue(s, 'head_z', 'compliant', false);
+    await s.advance(0.1);
+    const start = s.backend.clock.now();
+    const res = await untilAnswered(
+      s,
+      s.post('/motors/head_z/goto.json', { position: 40, duration: 1.5, wait: 'true' }),
+      10,
+      0.02,
+    );
+    expect(json(res)).to.deep.equal({ motors: { head_z: 40 }, duration: 1.5, waiting: true });
+    expect(s.backend.clock.now() - start).to.be.within(1.45, 1.6);
+    expect(Math.abs(((await value(s, 'head_z', 'present_position')) as number) - 40)).to.be.below(1);
+  });
+
+  it('temperature rises under sustained load and stays at ambient without load', async () => {
+    await stiffArmAt(90);
+    const t0 = (await value(s, 'l_shoulder_x', 'present_temperature')) as number;
+    const head0 = (await value(s, 'head_z', 'present_temperature')) as number;
+    // A hand pushes the stiff arm for two minutes: the servo fights it at about half its stall torque.
+    const id = s.robot.motor('l_shoulder_x').id;
+    void s.backend.simulation!.hand.push(id, 1.2, 120);
+    await s.advance(60);
+    expect(Math.abs((await value(s, 'l_shoulder_x', 'present_load')) as number)).to.be.greaterThan(30);
+    await s.advance(60);
+    const t1 = (await value(s, 'l_shoulder_x', 'present_temperature')) as number;
+    expect(t1).to.be.greaterThan(t0 + 5);
+    expect((await value(s, 'head_z', 'present_temperature')) as number).to.equal(head0);
+  });
+});
+
+describe('sim physics (Ergo Jr)', function () {
+  it('starts compliant in its rest pose and reports the start-up settings', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      expect(Math.abs(((await value(s, 'm2', 'present_position')) as number) + 90)).to.be.below(1);
+      await s.advance(0.5);
+      expect(await value(s, 'm1', 'compliant')).to.equal(true);
+      expect(await value(s, 'm2', 'torque_limit')).to.equal(70);
+      // Ki 2 becomes raw I 4, which the servo holds as 1.953125 (as pypot reports it too).
+      expect(await value(s, 'm2', 'pid')).to.deep.equal([4, 1.953125, 0]);
+      expect(await value(s, 'm1', 'led')).to.equal('off');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a stiff motor holds; a goto moves it through the physics with a finite speed', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      await setValue(s, 'm1', 'compliant', false);
+      await s.advance(0.1);
+      void s.post('/motors/m1/goto.json', { position: 90, duration: 1 });
+      await s.advance(0.5);
+      const mid = (await value(s, 'm1', 'present_position')) as number;
+      const speed = (await value(s, 'm1', 'present_speed')) as number;
+      expect(mid).to.be.within(30, 60);
+      expect(speed).to.be.greaterThan(50);
+      await s.advance(1);
+      expect(Math.abs(((await value(s, 'm1', 'present_position')) as number) - 90)).to.be.below(1);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -11,6 +11,12 @@ function parseSpeed(v: string): number | 'max' {
   return n;
 }
 
+function parseSeed(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
+  return n;
+}
+
 function parsePort(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -62,6 +68,8 @@ async function main(argv: string[]): Promise<void> {
     port: number;
     host: string;
     recordsDir: string;
+    primitivesDir?: string;
+    seed: number;
     speed: number | 'max';
     corsOrigins: string;
     compat?: 'pypot';
@@ -78,6 +86,8 @@ async function main(argv: string[]): Promise<void> {
       robot: opts.robot,
       speed: opts.speed,
       recordsDir: opts.recordsDir,
+      primitivesDir: opts.primitivesDir,
+      seed: opts.seed,
       corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
       logger,
     });

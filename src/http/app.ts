@@ -21,9 +21,10 @@ export interface AppOptions {
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
 
 export function buildApp(opts: AppOptions): FastifyInstance {
+  const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
   const app = Fastify({
     logger: false,
-    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
   });
   const origins = opts.corsOrigins ?? '*';
@@ -93,10 +94,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       method: route.method,
       url: route.path,
       handler: async (req, reply) => {
+        const body = route.getWithBody
+          ? await readGetBody(req.raw, req.headers['content-type'], bodyLimit)
+          : ((req.body as Body | undefined) ?? NO_BODY);
         const result = await route.handler({
           params: req.params as Record<string, string>,
           query: req.query as Record<string, string>,
-          body: (req.body as Body | undefined) ?? NO_BODY,
+          body,
         });
         if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
         return result;
@@ -104,6 +108,23 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     });
   }
   return app;
+}
+
+async function readGetBody(
+  stream: NodeJS.ReadableStream,
+  contentType: string | undefined,
+  limit: number,
+): Promise<Body> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += buf.length;
+    if (size > limit)
+      throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
+    chunks.push(buf);
+  }
+  return parseBody(Buffer.concat(chunks).toString('utf8'), contentType);
 }
 
 function pathRegex(path: string): RegExp {

@@ -22,6 +22,8 @@ export interface RouteSpec {
   /** One line for the index page. */
   readonly summary: string;
   readonly handler: (req: RouteRequest) => unknown;
+  /** A GET that carries a body (REST-API.md 4.6 rpy.json); fastify does not parse GET bodies itself. */
+  readonly getWithBody?: boolean;
 }
 
 /** `/motors/:motor/goto.json` -> `/motors/<motor>/goto.json`, as the API documents show it. */

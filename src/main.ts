@@ -44,6 +44,11 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--records-dir <dir>', 'where recorded moves are saved', 'records')
     .option(
+      '--primitives-dir <dir>',
+      'folder of custom primitives (.ts/.js); default: primitives/ beside the robot config',
+    )
+    .option('--seed <n>', "seed of the behaviours' randomness", parseSeed, 1)
+    .option(
       '--speed <factor|max>',
       'sim time relative to wall time (sim only)',
       parseSpeed,

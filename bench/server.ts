@@ -1,0 +1,167 @@
+/**
+ * Server benchmarks (issue 2): HTTP throughput and latency with the sim holding real time, the real-time factor kept
+ * under that load, the fast-mode real-time factor per robot, and the time from start to the first answer.
+ * The server runs in its own process; autocannon runs here: both share this machine's cores, client included.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { createRobotServer } from '../src/server.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface LoadResult {
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly errors: number;
+  readonly non2xx: number;
+  /** Sim seconds per wall second while the load ran. */
+  readonly realTimeFactor: number;
+}
+
+interface RunningServer {
+  readonly url: string;
+  readonly child: ChildProcess;
+  readonly startMs: number;
+}
+
+/** Starts `src/main.ts` in its own process on a free port; resolves once the start-up line names the URL. */
+export async function startServerProcess(args: readonly string[]): Promise<RunningServer> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--port', '0', '--records-dir', path.join(ROOT, 'tmp', 'bench-records'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+?)\/? /.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { url, child, startMs: performance.now() - started };
+}
+
+export async function stopServerProcess(server: RunningServer): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  server.child.kill('SIGTERM');
+  await once(server.child, 'exit');
+}
+
+async function simStatus(url: string): Promise<{ sim_time: number; wall_time: number }> {
+  const res = await fetch(`${url}/sim/status.json`);
+  return (await res.json()) as { sim_time: number; wall_time: number };
+}
+
+async function load(name: string, base: string, path: string, opts: Partial<autocannon.Options>, seconds: number): Promise<LoadResult> {
+  const before = await simStatus(base);
+  const result = await autocannon({ url: base + path, connections: 10, duration: seconds, pipelining: 1, ...opts });
+  const after = await simStatus(base);
+  if (result.non2xx || result.errors) console.warn(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    realTimeFactor: (after.sim_time - before.sim_time) / (after.wall_time - before.wall_time),
+  };
+}
+
+/** HTTP load at 10 connections with the sim running at real time. */
+export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
+  const results: LoadResult[] = [];
+  const ergo = await startServerProcess(['--robot', 'ergo-jr', '--speed', '1']);
+  try {
+    await fetch(`${ergo.url}/motors/m1/registers/compliant/value.json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'false' });
+    await load('warm-up', ergo.url, '/motors/m1/registers/present_position/value.json', {}, 2);
+    results.push(await load('GET register value (Ergo Jr)', ergo.url, '/motors/m1/registers/present_position/value.json', {}, seconds));
+    let flip = 0;
+    results.push(
+      await load(
+        'POST single-motor goto (Ergo Jr)',
+        ergo.url,
+        '/motors/m1/goto.json',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupClient: (client) => {
+            client.setBody(JSON.stringify({ position: (flip++ % 2) * 40 - 20, duration: 0.5 }));
+          },
+        },
+        seconds,
+      ),
+    );
+  } finally {
+    await stopServerProcess(ergo);
+  }
+  const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
+  try {
+    await load('warm-up', torso.url, '/robot.json', {}, 2);
+    results.push(await load('GET /robot.json (Torso)', torso.url, '/robot.json', {}, seconds));
+  } finally {
+    await stopServerProcess(torso);
+  }
+  return results;
+}
+
+export interface FastModeResult {
+  readonly robot: string;
+  readonly realTimeFactor: number;
+}
+
+/** Sim seconds per wall second with --speed max, control loop and servo models included. */
+export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
+  const out: FastModeResult[] = [];
+  for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
+    const server = await createRobotServer({ backend: 'sim', robot, speed: 'max', recordsDir: path.join(ROOT, 'tmp', 'bench-records') });
+    try {
+      for (const m of server.robot.motors) m.set('compliant', false);
+      await new Promise((r) => setTimeout(r, 500));
+      const a = server.backend.simulation!.stats();
+      const wall0 = performance.now();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      const b = server.backend.simulation!.stats();
+      out.push({ robot, realTimeFactor: (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000) });
+    } finally {
+      await server.close();
+    }
+  }
+  return out;
+}
+
+/** Milliseconds from spawning the server process to its first answered request (best of `runs`). */
+export async function runStartupBench(runs = 3): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--port', String(18000 + i), '--records-dir', path.join(ROOT, 'tmp', 'bench-records')], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
+    try {
+      for (;;) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${18000 + i}/motors/list.json`);
+          if (res.ok) break;
+        } catch {
+          // not listening yet
+        }
+        if (performance.now() - t0 > 30000) throw new Error('server did not answer within 30 s');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      times.push(performance.now() - t0);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  }
+  return times;
+}

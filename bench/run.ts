@@ -7,48 +7,90 @@ const quick = process.env.BENCH_QUICK === '1';
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
 function row(name: string, value: string, target: string, ok: boolean, ratio?: number) {
-  console.log(`${ok ? 'PASS' : 'MISS'}  ${name.padEnd(52)} ${value.padStart(16)}   target ${target}${ratio !== undefined ? `   (${fmt(ratio, 2)}x)` : ''}`);
+  console.log(
+    `${ok ? 'PASS' : 'MISS'}  ${name.padEnd(52)} ${value.padStart(16)}   target ${target}${ratio !== undefined ? `   (${fmt(ratio, 2)}x)` : ''}`,
+  );
 }
 
-console.log(`bench on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString()}`);
+console.log(
+  `bench on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${new Date().toISOString()}`,
+);
 
-console.log('\n== HTTP, 10 connections, sim at real time (server process + autocannon client on this machine) ==');
+console.log(
+  '\n== HTTP, 10 connections, sim at real time (server process + autocannon client on this machine) ==',
+);
 const load = await runLoadBench(quick ? 3 : 10);
-const reference: Record<string, number> = { 'GET register value (Ergo Jr)': 7300, 'GET /robot.json (Torso)': 2300 };
+const reference: Record<string, number> = {
+  'GET register value (Ergo Jr)': 7300,
+  'GET /robot.json (Torso)': 2300,
+};
 for (const r of load) {
   console.log(
     `      ${r.name.padEnd(34)} ${fmt(r.requestsPerSecond, 0).padStart(7)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  errors ${r.errors}  non-2xx ${r.non2xx}  sim RTF ${fmt(r.realTimeFactor, 3)}` +
-      (reference[r.name] ? `  (${fmt(r.requestsPerSecond / reference[r.name]!, 2)}x pypot's ${reference[r.name]})` : ''),
+      (reference[r.name]
+        ? `  (${fmt(r.requestsPerSecond / reference[r.name]!, 2)}x pypot's ${reference[r.name]})`
+        : ''),
   );
 }
 const reg = load.find((r) => r.name.startsWith('GET register'))!;
 const robot = load.find((r) => r.name.startsWith('GET /robot.json'))!;
-row('GET register value req/s', fmt(reg.requestsPerSecond, 0), '>= 20000', reg.requestsPerSecond >= 20000, reg.requestsPerSecond / 20000);
+row(
+  'GET register value req/s',
+  fmt(reg.requestsPerSecond, 0),
+  '>= 20000',
+  reg.requestsPerSecond >= 20000,
+  reg.requestsPerSecond / 20000,
+);
 row('GET register value p99', `${fmt(reg.p99Ms)} ms`, '<= 5 ms', reg.p99Ms <= 5);
-row('GET /robot.json (Torso) req/s', fmt(robot.requestsPerSecond, 0), '>= 8000', robot.requestsPerSecond >= 8000, robot.requestsPerSecond / 8000);
+row(
+  'GET /robot.json (Torso) req/s',
+  fmt(robot.requestsPerSecond, 0),
+  '>= 8000',
+  robot.requestsPerSecond >= 8000,
+  robot.requestsPerSecond / 8000,
+);
 const minRtf = Math.min(...load.map((r) => r.realTimeFactor));
 row('real-time factor kept under load (worst run)', fmt(minRtf, 3), '>= 0.99', minRtf >= 0.99);
 
 console.log('\n== Fast mode (--speed max), all motors stiff ==');
 const targets: Record<string, number> = { 'ergo-jr': 50, torso: 20, humanoid: 10 };
 for (const r of await runFastModeBench(quick ? 2 : 4)) {
-  row(`fast-mode real-time factor ${r.robot}`, `${fmt(r.realTimeFactor)}x`, `>= ${targets[r.robot]}x`, r.realTimeFactor >= targets[r.robot]!, r.realTimeFactor / targets[r.robot]!);
+  row(
+    `fast-mode real-time factor ${r.robot}`,
+    `${fmt(r.realTimeFactor)}x`,
+    `>= ${targets[r.robot]}x`,
+    r.realTimeFactor >= targets[r.robot]!,
+    r.realTimeFactor / targets[r.robot]!,
+  );
 }
 
 console.log('\n== Start-up ==');
 const startup = await runStartupBench(3);
 const best = Math.min(...startup);
-row('start to first answered request (best of 3)', `${fmt(best, 0)} ms`, '<= 2000 ms', best <= 2000, 2000 / best);
+row(
+  'start to first answered request (best of 3)',
+  `${fmt(best, 0)} ms`,
+  '<= 2000 ms',
+  best <= 2000,
+  2000 / best,
+);
 console.log(`      all runs: ${startup.map((t) => fmt(t, 0)).join(', ')} ms`);
 
 console.log('\n== IK (1000 reachable targets per chain and mode) ==');
 for (const r of await runIkBench(quick ? 200 : 1000)) {
-  const orient = r.orientationErrorDeg ? `  orient err median ${r.orientationErrorDeg.median.toExponential(1)} p99 ${r.orientationErrorDeg.p99.toExponential(1)} deg` : '';
+  const orient = r.orientationErrorDeg
+    ? `  orient err median ${r.orientationErrorDeg.median.toExponential(1)} p99 ${r.orientationErrorDeg.p99.toExponential(1)} deg`
+    : '';
   console.log(
     `      ${`${r.robot} ${r.chain} ${r.mode}`.padEnd(30)} success ${fmt(r.successRate * 100, 1)}%  pos err median ${r.positionErrorMm.median.toExponential(1)} p99 ${r.positionErrorMm.p99.toExponential(1)} mm${orient}  time median ${fmt(r.timeMs.median, 3)} p99 ${fmt(r.timeMs.p99, 2)} ms`,
   );
   const goal = r.mode === 'position' ? 0.995 : r.mode === 'rpy' ? 0.95 : 0.95;
-  row(`IK ${r.chain} ${r.mode} success`, `${fmt(r.successRate * 100, 1)}%`, `>= ${goal * 100}%`, r.successRate >= goal);
+  row(
+    `IK ${r.chain} ${r.mode} success`,
+    `${fmt(r.successRate * 100, 1)}%`,
+    `>= ${goal * 100}%`,
+    r.successRate >= goal,
+  );
   row(`IK ${r.chain} ${r.mode} solve time p99`, `${fmt(r.timeMs.p99, 2)} ms`, '<= 5 ms', r.timeMs.p99 <= 5);
 }
 process.exit(0);

@@ -31,10 +31,23 @@ interface RunningServer {
 /** Starts `src/main.ts` in its own process on a free port; resolves once the start-up line names the URL. */
 export async function startServerProcess(args: readonly string[]): Promise<RunningServer> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--port', '0', '--records-dir', path.join(ROOT, 'tmp', 'bench-records'), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/main.ts',
+      '--port',
+      '0',
+      '--records-dir',
+      path.join(ROOT, 'tmp', 'bench-records'),
+      ...args,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
@@ -59,11 +72,24 @@ async function simStatus(url: string): Promise<{ sim_time: number; wall_time: nu
   return (await res.json()) as { sim_time: number; wall_time: number };
 }
 
-async function load(name: string, base: string, path: string, opts: Partial<autocannon.Options>, seconds: number): Promise<LoadResult> {
+async function load(
+  name: string,
+  base: string,
+  path: string,
+  opts: Partial<autocannon.Options>,
+  seconds: number,
+): Promise<LoadResult> {
   const before = await simStatus(base);
-  const result = await autocannon({ url: base + path, connections: 10, duration: seconds, pipelining: 1, ...opts });
+  const result = await autocannon({
+    url: base + path,
+    connections: 10,
+    duration: seconds,
+    pipelining: 1,
+    ...opts,
+  });
   const after = await simStatus(base);
-  if (result.non2xx || result.errors) console.warn(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  if (result.non2xx || result.errors)
+    console.warn(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return {
     name,
     requestsPerSecond: result.requests.average,
@@ -80,9 +106,21 @@ export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
   const results: LoadResult[] = [];
   const ergo = await startServerProcess(['--robot', 'ergo-jr', '--speed', '1']);
   try {
-    await fetch(`${ergo.url}/motors/m1/registers/compliant/value.json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'false' });
+    await fetch(`${ergo.url}/motors/m1/registers/compliant/value.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'false',
+    });
     await load('warm-up', ergo.url, '/motors/m1/registers/present_position/value.json', {}, 2);
-    results.push(await load('GET register value (Ergo Jr)', ergo.url, '/motors/m1/registers/present_position/value.json', {}, seconds));
+    results.push(
+      await load(
+        'GET register value (Ergo Jr)',
+        ergo.url,
+        '/motors/m1/registers/present_position/value.json',
+        {},
+        seconds,
+      ),
+    );
     let flip = 0;
     results.push(
       await load(
@@ -121,7 +159,12 @@ export interface FastModeResult {
 export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
   const out: FastModeResult[] = [];
   for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
-    const server = await createRobotServer({ backend: 'sim', robot, speed: 'max', recordsDir: path.join(ROOT, 'tmp', 'bench-records') });
+    const server = await createRobotServer({
+      backend: 'sim',
+      robot,
+      speed: 'max',
+      recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
+    });
     try {
       for (const m of server.robot.motors) m.set('compliant', false);
       await new Promise((r) => setTimeout(r, 500));
@@ -142,10 +185,22 @@ export async function runStartupBench(runs = 3): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--port', String(18000 + i), '--records-dir', path.join(ROOT, 'tmp', 'bench-records')], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/main.ts',
+        '--port',
+        String(18000 + i),
+        '--records-dir',
+        path.join(ROOT, 'tmp', 'bench-records'),
+      ],
+      {
+        cwd: ROOT,
+        stdio: 'ignore',
+      },
+    );
     try {
       for (;;) {
         try {

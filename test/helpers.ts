@@ -1,43 +1,22 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createRobotServer, type RobotServer, type ServerOptions } from '../src/server.ts';
+import type { ServerOptions } from '../src/server.ts';
+import { openTwin, type Twin } from '../src/scenario/twin.ts';
 
-export type TestServer = RobotServer & {
-  /** Advances sim time (manual speed). */
-  advance(seconds: number): Promise<void>;
-  get(url: string): Promise<LightMyRequestResponse>;
-  post(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
-};
+export type TestServer = Twin;
 
 /** A sim server whose time moves only when the test advances it. */
-export async function simServer(robot: string, opts: Partial<ServerOptions> = {}): Promise<TestServer> {
-  const server = await createRobotServer({ backend: 'sim', robot, speed: 'manual', ...opts });
-  const sim = server.backend.simulation!;
-  return Object.assign(server, {
-    advance: (s: number) => sim.advance(s),
-    get: (url: string) => server.app.inject({ method: 'GET', url }),
-    post: (url: string, body?: unknown, headers: Record<string, string> = {}) =>
-      server.app.inject({
-        method: 'POST',
-        url,
-        headers: { 'content-type': 'application/json', ...headers },
-        payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      }),
-  });
+export function simServer(robot: string, opts: Partial<ServerOptions> = {}): Promise<TestServer> {
+  return openTwin(robot, opts);
 }
 
 /** Sends a request and advances sim time until it answers (for `wait` requests). */
-export async function untilAnswered(
+export function untilAnswered(
   server: TestServer,
   request: Promise<LightMyRequestResponse>,
   maxSeconds = 30,
   step = 0.05,
 ): Promise<LightMyRequestResponse> {
-  let answer: LightMyRequestResponse | undefined;
-  void request.then((r) => (answer = r));
-  for (let t = 0; t < maxSeconds && !answer; t += step) await server.advance(step);
-  await new Promise((r) => setImmediate(r));
-  if (!answer) throw new Error(`no answer within ${maxSeconds} s of sim time`);
-  return answer;
+  return server.untilAnswered(request, maxSeconds, step);
 }
 
 export function json(res: LightMyRequestResponse): Record<string, unknown> {

@@ -98,7 +98,7 @@ export const robotConfigSchema = z
           message: `alias "${alias}" is also a motor name`,
         });
       members.forEach((member, i) => {
-        if (!motorNames.has(member) && !(member in cfg.aliases))
+        if (!motorNames.has(member) && !Object.hasOwn(cfg.aliases, member))
           ctx.addIssue({
             code: 'custom',
             path: ['aliases', alias, i],
@@ -107,14 +107,16 @@ export const robotConfigSchema = z
       });
     }
     for (const [chain, c] of Object.entries(cfg.chains)) {
-      [...c.motors, ...c.passive].forEach((m, i) => {
-        if (!motorNames.has(m))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['chains', chain, 'motors', i],
-            message: `unknown motor "${m}"`,
-          });
-      });
+      for (const key of ['motors', 'passive'] as const) {
+        c[key].forEach((m, i) => {
+          if (!motorNames.has(m))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['chains', chain, key, i],
+              message: `unknown motor "${m}"`,
+            });
+        });
+      }
     }
     for (const m of Object.keys(cfg.startup.pose)) {
       if (!motorNames.has(m))
@@ -142,7 +144,7 @@ export function expandAlias(
   alias: string,
   seen: Set<string> = new Set(),
 ): string[] {
-  const members = cfg.aliases[alias];
+  const members = Object.hasOwn(cfg.aliases, alias) ? cfg.aliases[alias] : undefined;
   if (!members) return [alias];
   if (seen.has(alias)) throw new ConfigError(`aliases.${alias}`, 'aliases form a cycle');
   seen.add(alias);
@@ -160,9 +162,18 @@ export function parseRobotConfig(data: unknown, source: string): RobotConfig {
     throw new ConfigError(field, issue.message, source);
   }
   const cfg = result.data;
-  for (const alias of Object.keys(cfg.aliases)) expandAlias(cfg, alias);
+  try {
+    for (const alias of Object.keys(cfg.aliases)) expandAlias(cfg, alias);
+  } catch (err) {
+    // A cycle: name the file too, as every other config error does.
+    if (err instanceof ConfigError)
+      throw new ConfigError(err.field, 'aliases form a cycle', source || undefined);
+    throw err;
+  }
   const dir = source ? path.dirname(source) : process.cwd();
-  return { ...cfg, source, urdfPath: path.resolve(dir, cfg.urdf) };
+  // No prototype: `name in aliases` must not find "constructor", "toString"... (a request names an alias).
+  const aliases = Object.assign(Object.create(null) as Record<string, string[]>, cfg.aliases);
+  return { ...cfg, aliases, source, urdfPath: path.resolve(dir, cfg.urdf) };
 }
 
 /** Built-in robot names map to robots/<name>.json in this repository. */
@@ -181,6 +192,12 @@ export async function loadRobotConfig(robot: string): Promise<RobotConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
+    const looksLikeName = !/[\\/]/.test(robot) && !robot.toLowerCase().endsWith('.json');
+    if (looksLikeName && (err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ConfigError(
+        '--robot',
+        `unknown robot "${robot}": use ${BUILTIN_ROBOTS.join(', ')}, or the path to a robot config JSON`,
+      );
     throw new ConfigError('--robot', `cannot read robot config ${file}: ${(err as Error).message}`);
   }
   let data: unknown;

@@ -1,7 +1,7 @@
 /**
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RobotError } from '../core/errors.ts';
 import type { Logger } from '../robot/robot.ts';
 import { parseBody, NO_BODY, type Body } from './body.ts';
@@ -22,12 +22,27 @@ const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
 
 export function buildApp(opts: AppOptions): FastifyInstance {
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
+  const origins = opts.corsOrigins ?? '*';
+  const commonHeaders = (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Cache-Control', 'no-store');
+    const origin = req.headers.origin;
+    if (origins === '*') reply.header('Access-Control-Allow-Origin', '*');
+    else if (origin && origins.includes(origin)) {
+      reply.header('Access-Control-Allow-Origin', origin);
+      reply.header('Vary', 'Origin');
+    }
+  };
+  const errorHandler = makeErrorHandler(opts.logger);
   const app = Fastify({
     logger: false,
     bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
+    // Errors the router raises before any hook runs (a malformed %-escape, an over-long segment): same JSON body.
+    frameworkErrors: (err, req, reply) => {
+      commonHeaders(req, reply);
+      errorHandler(err, req, reply);
+    },
   });
-  const origins = opts.corsOrigins ?? '*';
   const patterns = opts.routes.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
 
   app.removeAllContentTypeParsers();
@@ -36,17 +51,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   });
 
   app.addHook('onRequest', (req, reply, done) => {
-    reply.header('Cache-Control', 'no-store');
-    const origin = req.headers.origin;
-    if (origins === '*') reply.header('Access-Control-Allow-Origin', '*');
-    else if (origin && origins.includes(origin)) {
-      reply.header('Access-Control-Allow-Origin', origin);
-      reply.header('Vary', 'Origin');
-    }
+    commonHeaders(req, reply);
     done();
   });
 
-  app.setErrorHandler(makeErrorHandler(opts.logger));
+  app.setErrorHandler(errorHandler);
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;

@@ -10,7 +10,9 @@ import {
   WRITABLE_REGISTERS,
   gainsToRawPid,
   maxSpeedDegS,
+  percentToTorqueLimit,
   rawPidToGains,
+  torqueLimitToPercent,
 } from '../core/registers.ts';
 import { parseBoolean, parseIntegerArray, parseNumber, parseNumberArray, describe } from '../core/values.ts';
 import type { Motor } from './motor.ts';
@@ -79,7 +81,9 @@ const writers: Partial<Record<MotorRegister, Writer>> = {
     return round2(m.commands.movingSpeed);
   },
   torque_limit: (_robot, m, v) => {
-    const limit = Math.min(100, Math.max(0, parseNumber(v, 'torque_limit')));
+    const percent = Math.min(100, Math.max(0, parseNumber(v, 'torque_limit')));
+    // What the servo holds after the register round trip, as pypot reads it back (0.1 % steps).
+    const limit = torqueLimitToPercent(percentToTorqueLimit(percent));
     m.set('torqueLimit', limit);
     return limit;
   },
@@ -153,7 +157,8 @@ export function readRegister(m: Motor, reg: string): RegisterValue {
   return readers[checkRegister(m, reg)](m);
 }
 
-export function writeRegister(robot: Robot, m: Motor, reg: string, value: unknown): RegisterValue {
+/** 404 for a register the motor lacks, 403 for a read-only one: before the value is even looked at. */
+export function checkWritable(m: Motor, reg: string): Writer {
   const r = checkRegister(m, reg);
   const writer = writers[r];
   if (!WRITABLE_REGISTERS.has(r) || !writer)
@@ -162,7 +167,11 @@ export function writeRegister(robot: Robot, m: Motor, reg: string, value: unknow
       `writable registers: ${[...WRITABLE_REGISTERS].filter((w) => m.hasRegister(w)).join(', ')}`,
       'the servo does not accept writes to it',
     );
-  return writer(robot, m, value);
+  return writer;
+}
+
+export function writeRegister(robot: Robot, m: Motor, reg: string, value: unknown): RegisterValue {
+  return checkWritable(m, reg)(robot, m, value);
 }
 
 /** Every register but safe_compliant, as /robot.json lists them. */

@@ -4,7 +4,7 @@
  */
 import type { Backend, HandTool, MotorBus, SimulationControls } from '../core/backend.ts';
 import { AbortError, SteppedClock, flushMicrotasks } from '../core/clock.ts';
-import { hardwareError } from '../core/errors.ts';
+import { ConfigError, hardwareError } from '../core/errors.ts';
 import { type BusRegister, type ModelSpec, type RawValue, modelSpec } from '../core/registers.ts';
 import { userToJoint } from '../core/frames.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -131,9 +131,9 @@ export class SimBackend implements Backend {
     const rotor = new Map<string, number>();
     const initial = new Map<string, number>();
     const jointNames = new Set(urdf.joints.map((j) => j.name));
-    for (const m of config.motors) {
+    for (const [i, m] of config.motors.entries()) {
       if (!jointNames.has(m.name))
-        throw new Error(`robot config motor ${m.name} has no joint of that name in ${config.urdfPath}`);
+        throw new ConfigError(`motors.${i}.name`, `motor "${m.name}" has no joint of that name in ${config.urdfPath}`, config.source);
       rotor.set(m.name, modelSpec(m.model).rotorInertia);
       const [lo, hi] = m.angleLimit;
       const raw = Math.min(hi, Math.max(lo, userToJoint(m, pose[m.name] ?? 0) / DEG));

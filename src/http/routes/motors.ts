@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../../core/errors.ts';
 import { parseDuration, parseNumber, parseWait, describe } from '../../core/values.ts';
 import type { Motor } from '../../robot/motor.ts';
-import { motorSnapshot, readRegister, writeRegister } from '../../robot/motor-registers.ts';
+import { checkWritable, motorSnapshot, readRegister, writeRegister } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { bareValue, objectBody } from '../body.ts';
 import type { RouteSpec } from '../route.ts';
@@ -58,7 +58,7 @@ export function motorRoutes(robot: Robot): RouteSpec[] {
       summary: 'write a register (the body is the bare new value)',
       handler: ({ params, body }) => {
         const m = robot.motor(params.motor!);
-        readRegister(m, params.register!); // 404 before reading the body
+        checkWritable(m, params.register!); // 404 or 403 before reading the body
         const value = bareValue(body, 'the body is the new value as JSON, for example 30 or true');
         return { [params.register!]: writeRegister(robot, m, params.register!, value) };
       },

@@ -1,0 +1,244 @@
+/** The command line as a user runs it: a real `node --import tsx src/main.ts` process. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const MAIN = path.join(ROOT, 'src/main.ts');
+const URL_RE = /(http:\/\/[^\s/]+)\//;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+function launch(args: string[]): { child: ChildProcess; exited: Promise<Exit>; out: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<Exit>((resolve) =>
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    }),
+  );
+  return { child, exited, out: () => stdout };
+}
+
+/** Runs to the end (for commands that must stop by themselves), killing it after `ms`. */
+async function run(args: string[], ms = 15000): Promise<Exit> {
+  const { child, exited } = launch(args);
+  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts a server and waits for its start-up line; returns the base URL. */
+async function start(args: string[]) {
+  const proc = launch(args);
+  const deadline = Date.now() + 15000;
+  let done = false;
+  void proc.exited.then(() => (done = true));
+  while (!URL_RE.test(proc.out())) {
+    if (done) throw new Error(`the server stopped: ${JSON.stringify(await proc.exited)}`);
+    if (Date.now() > deadline) throw new Error(`no start-up line: ${proc.out()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const line = proc
+    .out()
+    .split('\n')
+    .find((l) => URL_RE.test(l))!;
+  return { ...proc, line, base: URL_RE.exec(line)![1]! };
+}
+
+function oneLine(stderr: string): string {
+  const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+  expect(lines, `stderr: ${stderr}`).to.have.lengthOf(1);
+  return lines[0]!;
+}
+
+describe('CLI (src/main.ts as a process)', function () {
+  this.timeout(40000);
+  let tmp: string;
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'poppy-cli-'));
+  });
+  afterEach(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+  after(() => rm(tmp, { recursive: true, force: true }));
+
+  it('--help lists every flag and exits 0', async () => {
+    const res = await run(['--help']);
+    expect(res.code).to.equal(0);
+    for (const flag of [
+      '--backend',
+      '--robot',
+      '--port',
+      '--host',
+      '--records-dir',
+      '--primitives-dir',
+      '--seed',
+      '--speed',
+      '--cors-origins',
+      '--compat',
+      '--help',
+    ]) {
+      expect(res.stdout, flag).to.include(flag);
+    }
+    for (const word of ['sim', 'real', 'ergo-jr', 'torso', 'humanoid', 'max', '8080', '127.0.0.1', 'pypot'])
+      expect(res.stdout, word).to.include(word);
+  });
+
+  it('a bad flag or value stops with one clear line naming it, exit code non-zero', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--nope'], /--nope/],
+      [['--speed=fast'], /--speed.*fast/],
+      [['--speed=0'], /--speed/],
+      [['--speed=-2'], /--speed/],
+      [['--port=99999'], /--port.*99999/],
+      [['--backend=usb'], /--backend.*usb/],
+      [['--robot=robby'], /--robot.*robby/],
+      [['--seed=1.5'], /--seed/],
+      [['--compat=pypot'], /--compat/],
+      [['surplus'], /argument/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => run([...args, '--port', '0'])));
+    results.forEach((res, i) => {
+      const [args, re] = cases[i]!;
+      expect(res.code, args.join(' ')).to.not.equal(0);
+      expect(res.code, args.join(' ')).to.not.equal(null);
+      const line = oneLine(res.stderr);
+      expect(line, args.join(' ')).to.match(/^error: /);
+      expect(line, args.join(' ')).to.match(re);
+      expect(res.stdout, args.join(' ')).to.not.match(URL_RE);
+    });
+    expect(oneLine(results[6]!.stderr)).to.include('ergo-jr');
+  });
+
+  it('a bad robot config file stops with one line naming the file and the field', async () => {
+    const good = JSON.parse(await readFile(path.join(ROOT, 'robots/ergo-jr.json'), 'utf8')) as {
+      urdf: string;
+      motors: Record<string, unknown>[];
+      aliases: Record<string, string[]>;
+    };
+    good.urdf = path.join(ROOT, 'robots', good.urdf);
+    const variants: [string, (c: typeof good) => unknown, RegExp][] = [
+      ['no-id', (c) => (delete c.motors[2]!.id, c), /motors\.2\.id/],
+      ['dup-id', (c) => ((c.motors[1]!.id = c.motors[0]!.id), c), /motors\.1\.id.*duplicate/],
+      ['bad-model', (c) => ((c.motors[0]!.model = 'XL-999'), c), /motors\.0\.model/],
+      ['bad-alias', (c) => ((c.aliases.base = ['m1', 'm42']), c), /aliases\.base\.1.*m42/],
+      ['bad-urdf', (c) => ((c.urdf = 'missing.urdf'), c), /urdf/],
+    ];
+    const files: string[] = [];
+    for (const [name, edit] of variants) {
+      const file = path.join(tmp, `${name}.json`);
+      await writeFile(file, JSON.stringify(edit(structuredClone(good)), null, 2));
+      files.push(file);
+    }
+    const broken = path.join(tmp, 'broken.json');
+    await writeFile(broken, '{"name": "x",\n');
+    const results = await Promise.all(
+      [...files, broken].map((f) => run(['--robot', f, '--port', '0', '--records-dir', tmp])),
+    );
+    results.forEach((res, i) => {
+      const what = i < variants.length ? variants[i]![0] : 'broken JSON';
+      expect(res.code, what).to.be.a('number').and.not.equal(0);
+      const line = oneLine(res.stderr);
+      expect(line, what).to.include(i < files.length ? files[i]! : broken);
+      if (i < variants.length) expect(line, what).to.match(variants[i]![2]);
+      else expect(line, what).to.match(/JSON/);
+    });
+  });
+
+  it('a config motor with no URDF joint of that name stops with one line naming it', async () => {
+    const c = JSON.parse(await readFile(path.join(ROOT, 'robots/ergo-jr.json'), 'utf8')) as {
+      urdf: string;
+      motors: { name: string }[];
+      aliases: Record<string, string[]>;
+      chains: unknown;
+      startup: { pose: Record<string, number> };
+    };
+    c.urdf = path.join(ROOT, 'robots', c.urdf);
+    c.motors[0]!.name = 'm9';
+    c.aliases.base![0] = 'm9';
+    c.chains = {};
+    delete c.startup.pose.m1;
+    const file = path.join(tmp, 'no-joint.json');
+    await writeFile(file, JSON.stringify(c));
+    const res = await run(['--robot', file, '--port', '0', '--records-dir', tmp]);
+    expect(res.code).to.not.equal(0);
+    expect(oneLine(res.stderr)).to.match(/m9/);
+  });
+
+  it('--backend=real stops with a clear message (the real backend is not built yet)', async () => {
+    const res = await run(['--backend=real', '--port', '0', '--records-dir', tmp]);
+    expect(res.code).to.be.a('number').and.not.equal(0);
+    expect(oneLine(res.stderr)).to.match(/--backend.*real.*not available.*--backend=sim/);
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`prints the URL at start-up, serves, and closes cleanly on ${signal} (exit 0)`, async () => {
+      const server = await start(['--port', '0', '--records-dir', tmp]);
+      expect(server.line).to.match(/ergo-jr/);
+      expect(server.base).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await fetch(`${server.base}/motors/list.json`);
+      expect(res.status).to.equal(200);
+      expect(await res.json()).to.deep.equal({ motors: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'] });
+      server.child.kill(signal);
+      const exit = await server.exited;
+      expect(exit.code, exit.stderr).to.equal(0);
+      expect(exit.stderr).to.equal('');
+    });
+  }
+
+  it('takes a robot config path, --speed max, --host and --cors-origins; a port in use is one clear line', async () => {
+    const server = await start([
+      '--robot',
+      path.join(ROOT, 'robots/torso.json'),
+      '--speed=max',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--records-dir',
+      tmp,
+      '--cors-origins',
+      'http://a.example, http://b.example',
+    ]);
+    try {
+      const cors = await fetch(`${server.base}/robot.json`, { headers: { origin: 'http://b.example' } });
+      expect(cors.headers.get('access-control-allow-origin')).to.equal('http://b.example');
+      const other = await fetch(`${server.base}/robot.json`, { headers: { origin: 'http://c.example' } });
+      expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+      expect(server.line).to.match(/torso/);
+      expect(server.line).to.match(/max/);
+      const motors = (await (await fetch(`${server.base}/motors/list.json`)).json()) as { motors: string[] };
+      expect(motors.motors).to.have.lengthOf(13);
+      const port = new URL(server.base).port;
+      const clash = await run(['--port', port, '--records-dir', tmp]);
+      expect(clash.code).to.be.a('number').and.not.equal(0);
+      expect(oneLine(clash.stderr)).to.match(new RegExp(`${port}`));
+    } finally {
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).to.equal(0);
+    }
+  });
+});

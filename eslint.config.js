@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', '.c8_output/', 'records/'] },
+  { ignores: ['node_modules/', 'coverage/', '.c8_output/', 'records/', 'tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -113,6 +113,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
   const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
+  backend.start?.();
   let closing: Promise<void> | undefined;
   return {
     app,

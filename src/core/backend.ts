@@ -55,6 +55,8 @@ export interface Backend {
   /** The servo models on the bus, by id. */
   readonly models: ReadonlyMap<number, ModelSpec>;
   open(): Promise<void>;
+  /** Begins background work once the server is ready (the sim's stepping); optional, idempotent. */
+  start?(): void;
   /** Idempotent. */
   close(): Promise<void>;
 }

@@ -1,29 +1,390 @@
 /**
- * PLACEHOLDER to be replaced by the primitives work (issue 4): owns the primitives of a robot, their lifecycle and the
- * per-tick combination of their commands. The constructor/open/listing/close signatures are what server.ts uses.
+ * Owns a robot's primitives: attaches the built-ins and the operator's custom ones, and at every control tick
+ * combines the requests of all running primitives (sub-primitives too) per motor and register, then writes the
+ * result to the motors' commands (FACTS.md 4.6). Primitives never write motors themselves.
  */
+import { setMaxListeners } from 'node:events';
+import { RobotError, badRequest, conflict, notFound, readOnly } from '../core/errors.ts';
+import { gainsToRawPid, maxSpeedDegS, rawPidToGains, type LedColour } from '../core/registers.ts';
 import type { PrimitiveEntry } from '../http/routes/misc.ts';
+import { mulberry32 } from '../ik/prng.ts';
+import type { Motor } from '../robot/motor.ts';
 import type { Logger, Robot } from '../robot/robot.ts';
+import { builtinPrimitives } from './builtins/index.ts';
+import { loadCustomPrimitives, type LoadProblem } from './loader.ts';
+import {
+  LIFECYCLE_METHODS,
+  builtinMethods,
+  coerceValue,
+  type MethodSpec,
+  type Primitive,
+  type PrimitiveContext,
+  type PrimitiveHost,
+  type PrimitiveRegister,
+  type PropertySpec,
+  type ResolvedRequest,
+  validatePrimitive,
+} from './primitive.ts';
 
 export interface PrimitiveManagerOptions {
+  /** How the requests of several running primitives on one numeric register combine (FACTS.md 4.6). */
   readonly combine: 'sum' | 'mean';
   readonly logger: Logger;
   /** Folder of custom primitive modules (.ts/.js), or undefined for none. */
   readonly primitivesDir?: string;
   /** Seed for the behaviours' randomness. */
   readonly seed?: number;
+  /** Attach the robot's built-in primitives at open() (default true). */
+  readonly builtins?: boolean;
 }
+
+/** Arguments of a method call: by name (a JSON object body) or by position (an array, one value, nothing). */
+export type MethodArgs =
+  { readonly named: Readonly<Record<string, unknown>> } | { readonly positional: readonly unknown[] };
+
+/** How long close() waits (wall clock) for a primitive that does not stop, so shutting down never hangs. */
+const CLOSE_TIMEOUT_MS = 3000;
 
 export class PrimitiveManager {
   readonly robot: Robot;
   readonly options: PrimitiveManagerOptions;
+  readonly context: PrimitiveContext;
+  /** Custom primitive files that could not be loaded, with the reason (also logged). */
+  readonly loadProblems: LoadProblem[] = [];
+  readonly #attached = new Map<string, Primitive>();
+  /** Running primitives and sub-primitives whose requests combine, in activation order. */
+  readonly #active = new Set<Primitive>();
+  readonly #closing = new AbortController();
+  #seq = 0;
+  #unsubscribe: (() => void) | undefined;
+  #opened = false;
+
   constructor(robot: Robot, options: PrimitiveManagerOptions) {
     this.robot = robot;
     this.options = options;
+    // Every stopping primitive listens to it for a moment: many at once is normal, not a leak.
+    setMaxListeners(0, this.#closing.signal);
+    const host: PrimitiveHost = {
+      activate: (p) => void this.#active.add(p),
+      deactivate: (p, flush) => {
+        if (flush && this.#active.has(p)) this.#combine();
+        this.#active.delete(p);
+      },
+      closing: this.#closing.signal,
+      sequence: () => ++this.#seq,
+    };
+    this.context = { robot, logger: options.logger, random: mulberry32(options.seed ?? 1), host };
   }
-  async open(): Promise<void> {}
+
+  /** Subscribes to the control loop, attaches the built-ins and the custom primitives, starts the auto-start ones. */
+  async open(): Promise<void> {
+    if (this.#opened) return;
+    this.#opened = true;
+    this.#unsubscribe = this.robot.onTick(() => this.#combine());
+    if (this.options.builtins ?? true) for (const p of builtinPrimitives(this.context)) this.attach(p);
+    if (this.options.primitivesDir) {
+      const { primitives, problems } = await loadCustomPrimitives(
+        this.options.primitivesDir,
+        this.context,
+        (name) => this.#attached.has(name),
+      );
+      for (const p of primitives) this.attach(p);
+      for (const problem of problems) {
+        this.loadProblems.push(problem);
+        this.options.logger.error(`custom primitive ${problem.file} skipped: ${problem.reason}`);
+      }
+      if (primitives.length)
+        this.options.logger.info(`custom primitives loaded: ${primitives.map((p) => p.name).join(', ')}`);
+    }
+    for (const p of this.#attached.values()) if (p.autoStart) void p.start();
+  }
+
+  /** Stops every primitive (teardowns stop waiting on the clock) and leaves the control loop. Idempotent. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    const stops = [...this.#attached.values(), ...this.#active].map((p) => p.stop());
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'late'>(
+      (resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_TIMEOUT_MS)),
+    );
+    const outcome = await Promise.race([Promise.all(stops), timeout]);
+    clearTimeout(timer);
+    if (outcome === 'late')
+      this.options.logger.warn(
+        `primitives still running after ${CLOSE_TIMEOUT_MS} ms: ${this.runningList()
+          .map((p) => p.name)
+          .join(', ')}`,
+      );
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /** Adds a primitive under its name (409 if the name is taken). It must have been built with this.context. */
+  attach(p: Primitive): void {
+    if (p.context.host !== this.context.host)
+      throw new Error(`primitive ${p.name} was built with another manager's context`);
+    const invalid = validatePrimitive(p, { allowUnderscore: true });
+    if (invalid) throw new Error(`primitive ${String(p.name)}: ${invalid}`);
+    if (this.#attached.has(p.name))
+      throw conflict(
+        `a primitive named "${p.name}" already exists`,
+        'detach it first or choose another name',
+      );
+    this.#attached.set(p.name, p);
+  }
+
+  /** Stops the primitive (waiting for its teardown) and removes it. Unknown names are ignored. */
+  async detach(name: string): Promise<void> {
+    const p = this.#attached.get(name);
+    if (!p) return;
+    await p.stop();
+    if (this.#attached.get(name) === p) this.#attached.delete(name);
+  }
+
+  /** The attached primitive of that name; 404 otherwise. */
+  get(name: string): Primitive {
+    const p = this.#attached.get(name);
+    if (!p)
+      throw notFound(
+        `primitive "${name}" does not exist`,
+        'GET /primitives/list.json lists the primitives',
+        `robot ${this.robot.config.name}`,
+      );
+    return p;
+  }
+
+  has(name: string): boolean {
+    return this.#attached.has(name);
+  }
+
+  /** Attached primitives, in attach order (built-ins in FACTS.md order, then custom ones, then records'). */
+  list(): Primitive[] {
+    return [...this.#attached.values()];
+  }
+
+  /** Attached primitives that are running or paused. */
+  runningList(): Primitive[] {
+    return this.list().filter((p) => p.running);
+  }
+
+  /** Primitives and sub-primitives whose requests are combined now (tests, diagnostics). */
+  activeCount(): number {
+    return this.#active.size;
+  }
+
+  /** /robot.json entries (CONTRACT.md 2). */
   listing(): PrimitiveEntry[] {
-    return [];
+    return this.list().map((p) => ({
+      primitive: p.name,
+      running: p.running,
+      properties: this.propertiesOf(p).map((s) => s.name),
+      methods: this.methodsOf(p).map((s) => s.name),
+    }));
   }
-  async close(): Promise<void> {}
+
+  propertiesOf(p: Primitive): PropertySpec[] {
+    return p.properties();
+  }
+
+  /** start, stop, pause, resume (always the lifecycle ones), then the primitive's own methods. */
+  methodsOf(p: Primitive): MethodSpec[] {
+    return [...builtinMethods(p), ...p.methods().filter((m) => !LIFECYCLE_METHODS.includes(m.name))];
+  }
+
+  // --- properties and methods (REST) ---
+
+  /** `{"<primitive>.<prop>": value}`; 404 for an unknown primitive or property. */
+  readProperty(primitive: string, prop: string): Record<string, unknown> {
+    const p = this.get(primitive);
+    return { [`${p.name}.${prop}`]: jsonValue(this.#property(p, prop).get()) };
+  }
+
+  /**
+   * Sets a property after a type check and answers its new value. 404 unknown, 403 read-only (both before the body
+   * is read), 400 for a value of the wrong type or one the primitive refuses.
+   */
+  writeProperty(primitive: string, prop: string, value: () => unknown): Record<string, unknown> {
+    const p = this.get(primitive);
+    const spec = this.#property(p, prop);
+    if (spec.readOnly || !spec.set)
+      throw readOnly(
+        `property "${prop}" of primitive "${p.name}" is read-only`,
+        `writable: ${
+          this.propertiesOf(p)
+            .filter((s) => !s.readOnly && s.set)
+            .map((s) => s.name)
+            .join(', ') || 'none'
+        }`,
+        'declared read-only by the primitive',
+      );
+    const checked = coerceValue(spec.type, value(), `${p.name}.${prop}`);
+    guard(() => spec.set!(checked), `${p.name}.${prop} refused the value`, 'bad_request');
+    return { [`${p.name}.${prop}`]: jsonValue(spec.get()) };
+  }
+
+  /**
+   * Calls a declared method with arguments checked against its parameters; answers
+   * `{"<primitive>:<method>": return value or null}`. 404 unknown method, 400 bad arguments.
+   */
+  async callMethod(primitive: string, method: string, args: MethodArgs): Promise<Record<string, unknown>> {
+    const p = this.get(primitive);
+    const spec = this.methodsOf(p).find((m) => m.name === method);
+    if (!spec)
+      throw notFound(
+        `primitive "${p.name}" has no method "${method}"`,
+        `GET /primitives/${p.name}/methods/list.json lists its methods`,
+      );
+    const values = bindArguments(p.name, spec, args);
+    const result = await guardAsync(() => spec.call(values), `${p.name}:${method} failed`);
+    return { [`${p.name}:${method}`]: jsonValue(result) };
+  }
+
+  #property(p: Primitive, prop: string): PropertySpec {
+    const spec = this.propertiesOf(p).find((s) => s.name === prop);
+    if (!spec)
+      throw notFound(
+        `primitive "${p.name}" has no property "${prop}"`,
+        `GET /primitives/${p.name}/properties/list.json lists its properties`,
+      );
+    return spec;
+  }
+
+  // --- combination ---
+
+  /** Every control tick, and when a stopping primitive leaves with requests the ticks have not seen. */
+  #combine(): void {
+    const byMotor = new Map<string, Map<PrimitiveRegister, ResolvedRequest[]>>();
+    for (const p of this.#active) {
+      for (const r of p.currentRequests()) {
+        let regs = byMotor.get(r.motor);
+        if (!regs) byMotor.set(r.motor, (regs = new Map()));
+        const list = regs.get(r.register);
+        if (list) list.push(r);
+        else regs.set(r.register, [r]);
+      }
+    }
+    for (const [name, regs] of byMotor) this.#apply(this.robot.motor(name), regs);
+  }
+
+  #apply(m: Motor, regs: Map<PrimitiveRegister, ResolvedRequest[]>): void {
+    const compliant = regs.get('compliant');
+    if (compliant) {
+      // Booleans do not add up: the most recent request wins.
+      const c = lastWriter(compliant).value as boolean;
+      if (c !== m.commands.compliant) {
+        // Turning stiff holds the motor where it is unless a goal is requested (as the REST write does).
+        if (!c && !regs.has('goal_position')) m.set('goalPosition', m.state.presentPosition);
+        this.robot.cancelMotion(m);
+        m.set('compliant', c);
+      }
+    }
+    const goal = regs.get('goal_position');
+    if (goal) {
+      const g = m.clampAngle(this.#combineNumbers(goal));
+      // A primitive now drives this goal: a REST goto in progress gives way.
+      if (this.robot.isMoving(m)) this.robot.cancelMotion(m);
+      if (Math.abs(m.commands.goalPosition - g) > 1e-6) m.set('goalPosition', g);
+    }
+    const speed = regs.get('moving_speed');
+    if (speed) {
+      const v = Math.min(maxSpeedDegS(m.spec), Math.abs(this.#combineNumbers(speed)));
+      if (m.commands.movingSpeed !== v) m.set('movingSpeed', v);
+    }
+    const torque = regs.get('torque_limit');
+    if (torque) {
+      const v = Math.min(100, Math.max(0, this.#combineNumbers(torque)));
+      if (m.commands.torqueLimit !== v) m.set('torqueLimit', v);
+    }
+    const led = regs.get('led');
+    if (led) {
+      // A colour wins over 'off' (FACTS.md 4.6); among colours, the most recent request.
+      const lit = led.filter((r) => r.value !== 'off');
+      const v = (lit.length ? lastWriter(lit) : lastWriter(led)).value as LedColour;
+      if (m.commands.led !== v) m.set('led', v);
+    }
+    const pid = regs.get('pid');
+    if (pid) {
+      const gains = [0, 1, 2].map((i) =>
+        Math.max(
+          0,
+          this.#combineNumbers(pid.map((r) => ({ ...r, value: (r.value as readonly number[])[i]! }))),
+        ),
+      );
+      const held = rawPidToGains(gainsToRawPid(gains));
+      if (held.some((g, i) => g !== m.commands.pid[i])) m.set('pid', held);
+    }
+  }
+
+  #combineNumbers(requests: readonly ResolvedRequest[]): number {
+    let sum = 0;
+    for (const r of requests) sum += r.value as number;
+    return this.options.combine === 'sum' ? sum : sum / requests.length;
+  }
+}
+
+function bindArguments(primitive: string, spec: MethodSpec, args: MethodArgs): unknown[] {
+  const signature = `${spec.name}(${spec.params.map((a) => `${a.name}${a.optional ? '?' : ''}: ${a.type}`).join(', ')})`;
+  const tip = spec.params.length
+    ? `send the arguments as an object {${spec.params.map((a) => `"${a.name}": ...`).join(', ')}} or an array`
+    : 'send no body (this method takes no arguments)';
+  const raw: unknown[] = [];
+  if ('named' in args) {
+    for (const key of Object.keys(args.named)) {
+      if (!spec.params.some((a) => a.name === key))
+        throw badRequest(`${primitive}:${spec.name} has no parameter "${key}"`, tip, signature);
+    }
+    for (const a of spec.params) raw.push(args.named[a.name]);
+  } else {
+    if (args.positional.length > spec.params.length)
+      throw badRequest(
+        `${primitive}:${spec.name} takes ${spec.params.length ? `at most ${spec.params.length}` : 'no'} argument${spec.params.length === 1 ? '' : 's'}`,
+        tip,
+        `got ${args.positional.length}; ${signature}`,
+      );
+    raw.push(...args.positional);
+  }
+  return spec.params.map((a, i) => {
+    const v = raw[i];
+    if (v === undefined || v === null) {
+      if (a.optional) return undefined;
+      throw badRequest(`${primitive}:${spec.name} needs the argument "${a.name}"`, tip, signature);
+    }
+    return coerceValue(a.type, v, `argument "${a.name}"`);
+  });
+}
+
+/** Runs primitive code: RobotErrors keep their status; anything else becomes `code` with its message. */
+function guard<T>(fn: () => T, message: string, code: 'bad_request' | 'internal'): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw asRobotError(err, message, code);
+  }
+}
+
+async function guardAsync<T>(fn: () => T | Promise<T>, message: string): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asRobotError(err, message, 'internal');
+  }
+}
+
+function asRobotError(err: unknown, message: string, code: 'bad_request' | 'internal'): RobotError {
+  if (err instanceof RobotError) return err;
+  const details = err instanceof Error ? err.message : String(err);
+  return new RobotError(code, message, "check the primitive's documentation", details.slice(0, 200));
+}
+
+/** What JSON can carry: undefined becomes null, non-finite numbers null. */
+function jsonValue(v: unknown): unknown {
+  if (v === undefined) return null;
+  if (typeof v === 'number' && !Number.isFinite(v)) return null;
+  return v;
+}
+
+function lastWriter(requests: readonly ResolvedRequest[]): ResolvedRequest {
+  let last = requests[0]!;
+  for (const r of requests) if (r.seq > last.seq) last = r;
+  return last;
 }

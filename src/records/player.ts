@@ -2,10 +2,15 @@
  * Replaying a move (FACTS.md 4.7, CONTRACT.md 4): the motors of the move are made stiff; if any is more than 5 degrees
  * from the start frame (the first one, the last one when backwards) they first travel there together along a
  * minimum-jerk path; then each control tick sets the goals from the move, interpolated linearly between samples.
+ * The player is the primitive `_<move>_player`: it posts requests, the primitive manager writes the motors.
  */
 import { badRequest } from '../core/errors.ts';
 import { describe } from '../core/values.ts';
+import { Primitive, type PrimitiveContext } from '../primitives/primitive.ts';
+import type { Motor } from '../robot/motor.ts';
 import { type Move, moveDuration, sampleMove } from './move.ts';
+
+export const playerName = (move: string): string => `_${move}_player`;
 
 /** A motor further than this from the start frame travels there before the replay (pypot: 5 degrees). */
 export const TRAVEL_THRESHOLD_DEG = 5;
@@ -81,5 +86,98 @@ export class ReplayPlan {
     }
     if (far <= TRAVEL_THRESHOLD_DEG) return 0;
     return Math.max(MIN_TRAVEL_S, far / TRAVEL_SPEED_DEG_S);
+  }
+}
+
+export type ReplayPhase = 'idle' | 'travel' | 'play' | 'done';
+
+export interface ReplayTiming {
+  readonly phase: ReplayPhase;
+  /** Clock time (s) the replay proper began, after any travel to the start frame. */
+  readonly playStart: number | undefined;
+  /** Clock time (s) the last frame reached the motors, or the replay was stopped. */
+  readonly end: number | undefined;
+}
+
+/**
+ * `_<move>_player`. Its per-tick work runs on the robot's control tick: a request posted at one tick is combined by
+ * the manager at the next, so each tick posts the goals for the next tick's time and the replay keeps the recorded
+ * timing exactly. A pause freezes the replay (its time excludes pauses); a stop leaves the motors where they are.
+ */
+export class PlayerPrimitive extends Primitive {
+  readonly moveName: string;
+  #plan: ReplayPlan;
+  #motors: readonly Motor[];
+  #phase: ReplayPhase = 'idle';
+  #playStart: number | undefined;
+  #end: number | undefined;
+  #off: (() => void) | undefined;
+
+  constructor(context: PrimitiveContext, moveName: string, plan: ReplayPlan, motors: readonly Motor[]) {
+    // The update loop only notices the end of the replay; the goals are posted on the control tick.
+    super(context, playerName(moveName), { frequency: 50 });
+    this.moveName = moveName;
+    this.#plan = plan;
+    this.#motors = motors;
+  }
+
+  get plan(): ReplayPlan {
+    return this.#plan;
+  }
+
+  get timing(): ReplayTiming {
+    return { phase: this.#phase, playStart: this.#playStart, end: this.#end };
+  }
+
+  /** What the next start replays. */
+  load(plan: ReplayPlan, motors: readonly Motor[]): void {
+    this.#plan = plan;
+    this.#motors = motors;
+  }
+
+  protected override async setup(): Promise<void> {
+    this.#phase = 'travel';
+    this.#playStart = undefined;
+    this.#end = undefined;
+    const plan = this.#plan;
+    const present = new Map<string, number>();
+    for (const m of this.#motors) {
+      this.request(m.name, 'compliant', false);
+      present.set(m.name, m.state.presentPosition);
+    }
+    const start = Object.fromEntries(plan.startPositions());
+    const travel = plan.travelDuration(present);
+    if (travel > 0) await this.goto(start, travel);
+    else for (const [m, p] of Object.entries(start)) this.request(m, 'goal_position', p);
+    this.#phase = 'play';
+    this.#playStart = this.robot.clock.now();
+    const period = 1 / this.robot.rate;
+    let lastPosted = false;
+    this.#off = this.robot.onTick((now) => {
+      // `stopping`: stopped, and a restart may already have flipped the state back to running.
+      if (this.stopping || this.state !== 'running' || this.#phase !== 'play') return;
+      if (lastPosted) {
+        // The manager has just applied the last frame: the replay is over, with nothing left to apply.
+        this.#phase = 'done';
+        this.#end = now;
+        return;
+      }
+      const next = this.elapsed + period;
+      for (const [m, p] of plan.positionsAt(next)) this.request(m, 'goal_position', p);
+      lastPosted = next >= plan.duration - 1e-9;
+    });
+  }
+
+  protected override update(): void {
+    if (this.#phase === 'done') this.finish();
+  }
+
+  protected override teardown(): void {
+    this.#off?.();
+    this.#off = undefined;
+    if (this.#phase !== 'done') {
+      this.#phase = 'done';
+      this.#end = this.robot.clock.now();
+    }
   }
 }

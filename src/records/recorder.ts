@@ -1,12 +1,17 @@
 /**
  * Recording a move: 50 Hz samples of [present_position, present_speed] of the recorded motors, keyed by the seconds
- * elapsed since the recording started (FACTS.md 4.7, CONTRACT.md 4).
+ * elapsed since the recording started (FACTS.md 4.7, CONTRACT.md 4). The recorder is the primitive
+ * `_<move>_recorder`; it samples on the robot's control tick, right after the state is read, so each key is the
+ * time the sampled state belongs to.
  */
+import { Primitive, type PrimitiveContext } from '../primitives/primitive.ts';
 import type { Motor } from '../robot/motor.ts';
 import { type Move, type MoveFrameInput, createMove } from './move.ts';
 
 /** Samples per second of a recording (pypot's MoveRecorder). */
 export const RECORD_FRAMERATE = 50;
+
+export const recorderName = (move: string): string => `_${move}_recorder`;
 
 /** Time keys are rounded to the microsecond, so a 50 Hz clock gives "0.02", not "0.020000000000000018". */
 export function roundTime(t: number): number {
@@ -47,5 +52,54 @@ export class MoveRecording {
   /** The move recorded so far (a copy: sampling goes on unaffected). */
   toMove(): Move {
     return createMove(this.framerate, this.#frames, this.#source);
+  }
+}
+
+/**
+ * `_<move>_recorder`: while running, samples its motors at 50 Hz (the first sample at once, at t = 0). Starting it
+ * again starts a new recording (pypot: restarting a recorder clears its move).
+ */
+export class RecorderPrimitive extends Primitive {
+  readonly moveName: string;
+  #motors: readonly Motor[];
+  #recording: MoveRecording;
+  #off: (() => void) | undefined;
+
+  constructor(context: PrimitiveContext, moveName: string, motors: readonly Motor[]) {
+    super(context, recorderName(moveName));
+    this.moveName = moveName;
+    this.#motors = motors;
+    this.#recording = new MoveRecording(moveName, motors);
+  }
+
+  /** The motors of the next recording (takes effect at the next start). */
+  set motors(motors: readonly Motor[]) {
+    this.#motors = motors;
+  }
+
+  get motors(): readonly Motor[] {
+    return this.#motors;
+  }
+
+  /** The move recorded so far, or the whole last recording once stopped. */
+  move(): Move {
+    return this.#recording.toMove();
+  }
+
+  protected override setup(): void {
+    const recording = new MoveRecording(this.moveName, this.#motors);
+    this.#recording = recording;
+    recording.sample(0);
+    const minGap = 1 / RECORD_FRAMERATE / 2; // a tick a hair early still samples; a faster loop is thinned to 50 Hz
+    this.#off = this.robot.onTick(() => {
+      if (this.stopping || this.state !== 'running') return;
+      const t = this.elapsed;
+      if (t - recording.lastTime >= minGap) recording.sample(t);
+    });
+  }
+
+  protected override teardown(): void {
+    this.#off?.();
+    this.#off = undefined;
   }
 }

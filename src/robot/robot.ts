@@ -269,7 +269,7 @@ export class Robot {
    * stiff at the nearest limit until it is back inside by a small margin.
    */
   #applySafeCompliance(): void {
-    const margin = 2;
+    const margin = 0.5;
     for (const m of this.motors) {
       if (!m.safeCompliance || !m.commands.compliant) {
         if (m.safeHold) {
@@ -279,15 +279,17 @@ export class Robot {
         continue;
       }
       const p = m.state.presentPosition;
+      // Held: driven back to a point safely inside the nearer limit, then let go once inside by `margin`.
+      const inside = p < (m.minAngle + m.maxAngle) / 2 ? m.minAngle + 3 * margin : m.maxAngle - 3 * margin;
       if (!m.safeHold && (p < m.minAngle || p > m.maxAngle)) {
         m.safeHold = true;
-        m.set('goalPosition', m.clampAngle(p));
+        m.set('goalPosition', inside);
         m.dirty.add('compliant');
       } else if (m.safeHold && p >= m.minAngle + margin && p <= m.maxAngle - margin) {
         m.safeHold = false;
         m.dirty.add('compliant');
-      } else if (m.safeHold) {
-        m.set('goalPosition', m.clampAngle(p) + Math.sign(m.clampAngle(p) - p) * margin * 1.5);
+      } else if (m.safeHold && m.commands.goalPosition !== inside) {
+        m.set('goalPosition', inside);
       }
     }
   }

@@ -133,7 +133,11 @@ export class SimBackend implements Backend {
     const jointNames = new Set(urdf.joints.map((j) => j.name));
     for (const [i, m] of config.motors.entries()) {
       if (!jointNames.has(m.name))
-        throw new ConfigError(`motors.${i}.name`, `motor "${m.name}" has no joint of that name in ${config.urdfPath}`, config.source);
+        throw new ConfigError(
+          `motors.${i}.name`,
+          `motor "${m.name}" has no joint of that name in ${config.urdfPath}`,
+          config.source,
+        );
       rotor.set(m.name, modelSpec(m.model).rotorInertia);
       const [lo, hi] = m.angleLimit;
       const raw = Math.min(hi, Math.max(lo, userToJoint(m, pose[m.name] ?? 0) / DEG));
@@ -152,7 +156,16 @@ export class SimBackend implements Backend {
     });
     this.#running = true;
     this.#wallStart = performance.now();
-    if (this.#speed !== 'manual') this.#loop = this.#run();
+  }
+
+  /**
+   * Starts stepping in the background (not for 'manual' speed). Separate from open() so that start-up work (file
+   * reads, module loads) is not slowed down by a sim already running flat out.
+   */
+  start(): void {
+    if (!this.#running || this.#loop || this.#speed === 'manual') return;
+    this.#wallStart = performance.now();
+    this.#loop = this.#run();
   }
 
   async close(): Promise<void> {
@@ -170,7 +183,7 @@ export class SimBackend implements Backend {
     const end = this.clock.now() + seconds;
     while (this.clock.now() + this.dt / 2 < end) {
       this.#stepOnce();
-      if (this.clock.nextDue() <= this.clock.now()) {
+      if (this.clock.nextDue() <= this.clock.now() + 1e-12) {
         this.clock.fireDue();
         await flushMicrotasks();
       }
@@ -197,7 +210,7 @@ export class SimBackend implements Backend {
         const sliceEnd = performance.now() + MAX_MODE_SLICE_MS;
         while (this.#running && performance.now() < sliceEnd) {
           this.#stepOnce();
-          if (this.clock.nextDue() <= this.clock.now()) {
+          if (this.clock.nextDue() <= this.clock.now() + 1e-12) {
             this.clock.fireDue();
             await flushMicrotasks();
           }
@@ -216,7 +229,7 @@ export class SimBackend implements Backend {
         }
         while (this.#running && this.clock.now() + this.dt <= target + 1e-9) {
           this.#stepOnce();
-          if (this.clock.nextDue() <= this.clock.now()) {
+          if (this.clock.nextDue() <= this.clock.now() + 1e-12) {
             this.clock.fireDue();
             await flushMicrotasks();
           }
@@ -268,6 +281,8 @@ export class SimBackend implements Backend {
           resolve();
         },
       };
+      // The hand lets go on a clock timer, so whoever waits for it runs at exactly that sim time.
+      void this.clock.sleepUntil(hand.start + duration).then(() => hand.done());
       signal?.addEventListener(
         'abort',
         () => {
@@ -284,10 +299,7 @@ export class SimBackend implements Backend {
   #applyHand(h: Hand, t: number): void {
     const world = this.#world!;
     const elapsed = t - h.start;
-    if (elapsed >= h.duration) {
-      h.done();
-      return;
-    }
+    if (elapsed >= h.duration) return;
     if (h.torque !== undefined) {
       world.setExternalTorque(h.joint, h.torque);
       return;

@@ -28,6 +28,14 @@ const SATURATION_ERROR_DEG = 20;
  */
 const LIMP_FRICTION_PER_STALL = 0.01;
 const AMBIENT_C = 25;
+/** Integral action works within this error (rad) and may supply at most this share of the torque cap. */
+const INTEGRAL_ZONE = 5 * DEG;
+const INTEGRAL_SHARE = 1 / 3;
+/** Damping ratio of the drive, and the inertia it is sized for, in units of the reflected rotor inertia. */
+const DAMPING_RATIO = 0.8;
+const DAMPED_INERTIA_FACTOR = 4;
+/** Time constant (s) of the setpoint-speed estimate. */
+const SETPOINT_SPEED_FILTER = 0.02;
 /** Thermal model: capacity J/K and resistance K/W to ambient (time constant ~5 min). */
 const THERMAL_CAPACITY = 30;
 const THERMAL_RESISTANCE = 10;
@@ -37,6 +45,8 @@ const SUPPLY_SAG_AT_STALL = 0.6;
 export interface DriveCommand {
   /** Raw-frame angle (rad) the drive pulls towards. */
   readonly target: number;
+  /** Raw-frame angular speed (rad/s) the damping pulls towards: the setpoint's own speed, so damping adds no lag. */
+  readonly targetVelocity: number;
   /** N.m/rad; 0 = limp. */
   readonly stiffness: number;
   /** N.m.s/rad. */
@@ -70,6 +80,7 @@ export class SimServo {
   // Physical state.
   #setpoint = 0; // rad, where the speed-limited profile is now
   #integral = 0; // rad.s
+  #setpointSpeed = 0; // rad/s
   #q = 0;
   #qdot = 0;
   #torque = 0; // N.m the drive is producing (estimate, as the real firmware does)
@@ -119,6 +130,7 @@ export class SimServo {
       const damping = this.spec.stallTorque / (this.spec.noLoadSpeed * DEG * 0.05);
       command = {
         target: q,
+        targetVelocity: 0,
         stiffness: 0,
         damping,
         maxTorque: LIMP_FRICTION_PER_STALL * this.spec.stallTorque,
@@ -126,6 +138,7 @@ export class SimServo {
     } else {
       if (!this.#wasEnabled) {
         this.#setpoint = q;
+        this.#setpointSpeed = 0;
         this.#wasEnabled = true;
       }
       const [lo, hi] = this.angleLimit;
@@ -136,7 +149,11 @@ export class SimServo {
           : Math.min(speedToDegS(this.spec, this.movingSpeed % 1024), this.spec.noLoadSpeed);
       const maxStep = speedDeg * DEG * dt;
       const delta = goal - this.#setpoint;
-      this.#setpoint += Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
+      const move = Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
+      this.#setpoint += move;
+      // The setpoint moves in bursts (goals arrive at the control rate): its speed is smoothed over ~20 ms.
+      const alpha = Math.min(1, dt / SETPOINT_SPEED_FILTER);
+      this.#setpointSpeed += (move / dt - this.#setpointSpeed) * alpha;
 
       const { kp, ki, kd, margin } = this.#gains();
       const stiffness = (kp * this.spec.stallTorque) / (SATURATION_ERROR_DEG * DEG);
@@ -144,16 +161,29 @@ export class SimServo {
       if (Math.abs(error) < margin) error = 0;
       else error -= Math.sign(error) * margin;
       if (ki > 0) {
-        // Integral action with anti-windup: it may add at most the full torque cap.
-        const limit = maxTorque / Math.max(stiffness * ki, 1e-9);
-        this.#integral = Math.min(limit, Math.max(-limit, this.#integral + error * dt));
+        // Integral action only near the setpoint (conditional integration), worth at most a third of the torque
+        // cap: it removes a small steady error (gravity sag) without winding up during large moves or pushes.
+        if (Math.abs(error) < INTEGRAL_ZONE) {
+          const limit = (INTEGRAL_SHARE * maxTorque) / Math.max(stiffness * ki, 1e-9);
+          this.#integral = Math.min(limit, Math.max(-limit, this.#integral + error * dt));
+        } else {
+          this.#integral *= 0.9;
+        }
       }
       const target = q + error + ki * this.#integral;
-      // Back-EMF of the driven motor plus the derivative gain.
-      const damping =
-        (this.spec.stallTorque / (this.spec.noLoadSpeed * DEG)) * 0.5 + kd * this.spec.stallTorque * 0.05;
-      this.#torque = Math.min(maxTorque, Math.max(-maxTorque, stiffness * (target - q) - damping * qdot));
-      command = { target, stiffness, damping, maxTorque };
+      // A geared servo's step response is close to critically damped: size the damping from the stiffness and the
+      // reflected inertia (the part of the load the servo always carries), never below the motor's back-EMF damping,
+      // plus the derivative gain.
+      const backEmf = this.spec.stallTorque / (this.spec.noLoadSpeed * DEG);
+      const critical =
+        2 * DAMPING_RATIO * Math.sqrt(stiffness * DAMPED_INERTIA_FACTOR * this.spec.rotorInertia);
+      const damping = Math.max(backEmf, critical) + kd * this.spec.stallTorque * 0.05;
+      const targetVelocity = this.#setpointSpeed;
+      this.#torque = Math.min(
+        maxTorque,
+        Math.max(-maxTorque, stiffness * (target - q) + damping * (targetVelocity - qdot)),
+      );
+      command = { target, targetVelocity, stiffness, damping, maxTorque };
     }
     this.#heat(dt);
     return command;

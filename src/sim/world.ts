@@ -51,6 +51,7 @@ interface JointRuntime {
   readonly frame1: Quat;
   readonly frame2: Quat;
   lastTarget: number;
+  lastVelocity: number;
   lastStiffness: number;
   lastDamping: number;
   lastMaxTorque: number;
@@ -163,6 +164,7 @@ export class PhysicsWorld {
         frame1,
         frame2,
         lastTarget: NaN,
+        lastVelocity: NaN,
         lastStiffness: NaN,
         lastDamping: NaN,
         lastMaxTorque: NaN,
@@ -202,8 +204,14 @@ export class PhysicsWorld {
   /** Applies a servo drive command; Rapier is only called when something changed. */
   drive(i: number, cmd: DriveCommand): void {
     const j = this.#joints[i]!;
-    if (cmd.target !== j.lastTarget || cmd.stiffness !== j.lastStiffness || cmd.damping !== j.lastDamping) {
-      j.joint.configureMotorPosition(cmd.target, cmd.stiffness, cmd.damping);
+    if (
+      cmd.target !== j.lastTarget ||
+      cmd.targetVelocity !== j.lastVelocity ||
+      cmd.stiffness !== j.lastStiffness ||
+      cmd.damping !== j.lastDamping
+    ) {
+      j.joint.configureMotor(cmd.target, cmd.targetVelocity, cmd.stiffness, cmd.damping);
+      j.lastVelocity = cmd.targetVelocity;
       j.lastTarget = cmd.target;
       j.lastStiffness = cmd.stiffness;
       j.lastDamping = cmd.damping;

@@ -36,7 +36,10 @@ describe('/ik routes', function () {
     it('goto with wait: the physics reaches the target within 3 mm and value.json reports it', async () => {
       await stiff(s);
       const target = [0.05, -0.12, 0.15];
-      const res = await untilAnswered(s, s.post('/ik/chain/goto.json', { xyz: target.join(','), duration: 1.5, wait: true }));
+      const res = await untilAnswered(
+        s,
+        s.post('/ik/chain/goto.json', { xyz: target.join(','), duration: 1.5, wait: true }),
+      );
       expect(res.statusCode).to.equal(200);
       expect(dist(parse(json(res).xyz), target)).to.be.below(0.001);
       await s.advance(0.5);
@@ -51,12 +54,18 @@ describe('/ik routes', function () {
       const pose = chain.forward([0, -15, 40, 0, -35, -60]);
       const xyz = [...pose.position];
       const rot = [pose.rotation[0], pose.rotation[3], pose.rotation[6]];
-      const r1 = await untilAnswered(s, s.post('/ik/chain/goto.json', { xyz, rot: rot.join(','), duration: 1, wait: 'True' }));
+      const r1 = await untilAnswered(
+        s,
+        s.post('/ik/chain/goto.json', { xyz, rot: rot.join(','), duration: 1, wait: 'True' }),
+      );
       expect(r1.statusCode).to.equal(200);
       expect(dist(parse(json(r1).xyz), xyz)).to.be.below(0.001);
       expect(dist(parse(json(r1).rot), rot)).to.be.below(0.001);
       const rpy = matrixToRpy(pose.rotation);
-      const r2 = await untilAnswered(s, s.post('/ik/chain/goto.json', { xyz, rpy: rpy.join(','), duration: 1, wait: 1 }));
+      const r2 = await untilAnswered(
+        s,
+        s.post('/ik/chain/goto.json', { xyz, rpy: rpy.join(','), duration: 1, wait: 1 }),
+      );
       expect(r2.statusCode).to.equal(200);
       expect(dist(parse(json(r2).rot), rot)).to.be.below(0.001);
       await s.advance(0.5);
@@ -65,7 +74,10 @@ describe('/ik routes', function () {
 
     it('an unreachable target goes to the closest reachable pose and says where', async () => {
       await stiff(s);
-      const res = await untilAnswered(s, s.post('/ik/chain/goto.json', { xyz: '0,-1,0.15', duration: 1, wait: true }));
+      const res = await untilAnswered(
+        s,
+        s.post('/ik/chain/goto.json', { xyz: '0,-1,0.15', duration: 1, wait: true }),
+      );
       expect(res.statusCode).to.equal(200);
       const reached = parse(json(res).xyz);
       expect(reached[1]).to.be.below(-0.15); // stretched towards -y
@@ -95,7 +107,12 @@ describe('/ik routes', function () {
     });
 
     it('rpy.json: JSON body on GET, query string, missing and bad fields', async () => {
-      const withBody = await s.app.inject({ method: 'GET', url: '/ik/chain/rpy.json', headers: { 'content-type': 'application/json' }, payload: '{"r": 0, "p": 0, "y": "1.5707963267948966"}' });
+      const withBody = await s.app.inject({
+        method: 'GET',
+        url: '/ik/chain/rpy.json',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"r": 0, "p": 0, "y": "1.5707963267948966"}',
+      });
       expect(withBody.statusCode).to.equal(200);
       const m = json(withBody).rpy as number[][];
       // Rz(pi/2): x -> y
@@ -117,7 +134,10 @@ describe('/ik routes', function () {
         const torso = () => ['abs_z', 'bust_y', 'bust_x'].map((m) => s.robot.motor(m).commands.goalPosition);
         const torsoBefore = torso();
         const target = [0.15, -0.15, 0.1];
-        const res = await untilAnswered(s, s.post('/ik/l_arm_chain/goto.json', { xyz: target.join(','), duration: 2, wait: true }));
+        const res = await untilAnswered(
+          s,
+          s.post('/ik/l_arm_chain/goto.json', { xyz: target.join(','), duration: 2, wait: true }),
+        );
         expect(res.statusCode).to.equal(200);
         await s.advance(0.5);
         expect(dist(parse(json(await s.get('/ik/l_arm_chain/value.json')).xyz), target)).to.be.below(0.003);

@@ -3,7 +3,7 @@
  * under that load, the fast-mode real-time factor per robot, and the time from start to the first answer.
  * The server runs in its own process; autocannon runs here: both share this machine's cores, client included.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -28,26 +28,19 @@ interface RunningServer {
   readonly startMs: number;
 }
 
+/** `src/main.ts` in its own process, saving moves in a scratch folder. */
+function spawnServer(args: readonly string[], stdio: StdioOptions): ChildProcess {
+  const records = path.join(ROOT, 'tmp', 'bench-records');
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--records-dir', records, ...args], {
+    cwd: ROOT,
+    stdio,
+  });
+}
+
 /** Starts `src/main.ts` in its own process on a free port; resolves once the start-up line names the URL. */
 export async function startServerProcess(args: readonly string[]): Promise<RunningServer> {
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/main.ts',
-      '--port',
-      '0',
-      '--records-dir',
-      path.join(ROOT, 'tmp', 'bench-records'),
-      ...args,
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawnServer(['--port', '0', ...args], ['ignore', 'pipe', 'pipe']);
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
@@ -185,22 +178,7 @@ export async function runStartupBench(runs = 3): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/main.ts',
-        '--port',
-        String(18000 + i),
-        '--records-dir',
-        path.join(ROOT, 'tmp', 'bench-records'),
-      ],
-      {
-        cwd: ROOT,
-        stdio: 'ignore',
-      },
-    );
+    const child = spawnServer(['--port', String(18000 + i)], 'ignore');
     try {
       for (;;) {
         try {

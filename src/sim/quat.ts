@@ -1,4 +1,5 @@
 /** Minimal quaternion math for the physics world (x, y, z, w), Rapier's convention. */
+import { matrixToQuaternion, rowsToMat3 } from '../urdf/transform.ts';
 export interface Quat {
   x: number;
   y: number;
@@ -115,47 +116,12 @@ export function symmetricEigen(m: readonly number[][]): { values: [number, numbe
     v[0]![1]! * (v[1]![0]! * v[2]![2]! - v[1]![2]! * v[2]![0]!) +
     v[0]![2]! * (v[1]![0]! * v[2]![1]! - v[1]![1]! * v[2]![0]!);
   if (det < 0) for (let k = 0; k < 3; k++) v[k]![2] = -v[k]![2]!;
-  return { values: [a[0]![0]!, a[1]![1]!, a[2]![2]!], rotation: matrixToQuat(v) };
+  return {
+    values: [a[0]![0]!, a[1]![1]!, a[2]![2]!],
+    rotation: quatFromTuple(matrixToQuaternion(rowsToMat3(v))),
+  };
 }
 
-export function matrixToQuat(r: readonly number[][]): Quat {
-  const m00 = r[0]![0]!,
-    m11 = r[1]![1]!,
-    m22 = r[2]![2]!;
-  const trace = m00 + m11 + m22;
-  let q: Quat;
-  if (trace > 0) {
-    const s = Math.sqrt(trace + 1) * 2;
-    q = {
-      w: 0.25 * s,
-      x: (r[2]![1]! - r[1]![2]!) / s,
-      y: (r[0]![2]! - r[2]![0]!) / s,
-      z: (r[1]![0]! - r[0]![1]!) / s,
-    };
-  } else if (m00 > m11 && m00 > m22) {
-    const s = Math.sqrt(1 + m00 - m11 - m22) * 2;
-    q = {
-      w: (r[2]![1]! - r[1]![2]!) / s,
-      x: 0.25 * s,
-      y: (r[0]![1]! + r[1]![0]!) / s,
-      z: (r[0]![2]! + r[2]![0]!) / s,
-    };
-  } else if (m11 > m22) {
-    const s = Math.sqrt(1 + m11 - m00 - m22) * 2;
-    q = {
-      w: (r[0]![2]! - r[2]![0]!) / s,
-      x: (r[0]![1]! + r[1]![0]!) / s,
-      y: 0.25 * s,
-      z: (r[1]![2]! + r[2]![1]!) / s,
-    };
-  } else {
-    const s = Math.sqrt(1 + m22 - m00 - m11) * 2;
-    q = {
-      w: (r[1]![0]! - r[0]![1]!) / s,
-      x: (r[0]![2]! + r[2]![0]!) / s,
-      y: (r[1]![2]! + r[2]![1]!) / s,
-      z: 0.25 * s,
-    };
-  }
-  return qnormalize(q);
+function quatFromTuple([x, y, z, w]: readonly [number, number, number, number]): Quat {
+  return { x, y, z, w };
 }

@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../../core/errors.ts';
 import { parseDuration, parseNumber, parseWait, describe } from '../../core/values.ts';
 import type { Motor } from '../../robot/motor.ts';
-import { checkWritable, motorSnapshot, readRegister, writeRegister } from '../../robot/motor-registers.ts';
+import { checkWritable, readRegister, writeRegister } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { bareValue, objectBody } from '../body.ts';
 import type { RouteSpec } from '../route.ts';
@@ -131,5 +131,3 @@ export function motorRoutes(robot: Robot): RouteSpec[] {
     },
   ];
 }
-
-export { motorSnapshot };

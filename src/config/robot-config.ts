@@ -43,6 +43,33 @@ const cameraSchema = z.strictObject({
   fov: z.number().positive().max(170),
 });
 
+/** The table (or floor) the robot stands on, in the URDF root link's frame. */
+const tableSchema = z.strictObject({
+  /** Centre of the top surface, metres. */
+  xyz: vec3,
+  /** Length (x), width (y) and thickness (z), metres. */
+  size: vec3,
+  /** 'table' for a tabletop, 'floor' for the ground under a stand (the name contacts report). */
+  kind: z.enum(['table', 'floor']).default('table'),
+});
+
+/** A printed marker card of the sim world (FACTS.md 7): where it lies at start, out of the camera's view. */
+const cardSchema = z.strictObject({
+  name,
+  /** Marker id encoded on the card. */
+  id: z.number().int().nonnegative(),
+  /** Side of the printed square including its white margin, metres. */
+  size: z.number().positive(),
+  /** Pose of the card's centre in the URDF root link's frame; the card's face looks along its +z. */
+  xyz: vec3,
+  rpy: vec3,
+});
+
+const worldSchema = z.strictObject({
+  table: tableSchema.nullable().default(null),
+  cards: z.array(cardSchema).default([]),
+});
+
 const startupSchema = z.strictObject({
   pid: z.tuple([z.number(), z.number(), z.number()]).optional(),
   torqueLimit: z.number().min(0).max(100).optional(),
@@ -69,6 +96,8 @@ export const robotConfigSchema = z
     chains: z.record(z.string(), chainSchema).default({}),
     camera: cameraSchema.nullable().default(null),
     markerDetector: z.boolean().default(false),
+    /** What surrounds the robot in the twin: the table and the marker cards (sim only). */
+    world: worldSchema.default({ table: null, cards: [] }),
     startup: startupSchema.default({ safeCompliant: [], pose: {} }),
     /** How the commands of several running primitives on one register combine (FACTS.md 4.6). */
     primitiveCombine: z.enum(['sum', 'mean']).default('mean'),
@@ -137,6 +166,8 @@ export type RobotConfig = z.infer<typeof robotConfigSchema> & {
 export type MotorConfig = RobotConfig['motors'][number];
 export type ChainConfig = RobotConfig['chains'][string];
 export type CameraConfig = NonNullable<RobotConfig['camera']>;
+export type TableConfig = NonNullable<RobotConfig['world']['table']>;
+export type CardConfig = RobotConfig['world']['cards'][number];
 
 /** Expands an alias (nested aliases allowed) to motor names, in order, without duplicates. */
 export function expandAlias(

@@ -33,8 +33,25 @@ export interface HandTool {
   push(id: number, torque: number, duration: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** One contact between two bodies of the sim world after the last physics step. */
+export interface Contact {
+  /** URDF link names, or 'table' / 'floor' / 'card:<name>' for the world's own bodies. */
+  readonly a: string;
+  readonly b: string;
+  /** Deepest penetration of the contact manifold, metres (>= 0). */
+  readonly depth: number;
+  /** Total normal impulse of the last step, N.s. */
+  readonly impulse: number;
+  /** A contact point, world frame, metres. */
+  readonly point: readonly [number, number, number];
+}
+
 export interface SimulationControls {
   readonly hand: HandTool;
+  /** The contacts of the last physics step (the scenario checks and tests read them). */
+  contacts(): readonly Contact[];
+  /** Calls `listener(simTime)` after every physics step until the returned function is called. Keep it cheap. */
+  onStep(listener: (simTime: number) => void): () => void;
   /** Sim seconds per wall second over the last measuring window. */
   realTimeFactor(): number;
   /** Total sim time and physics steps taken. */

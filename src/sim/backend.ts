@@ -84,6 +84,7 @@ export class SimBackend implements Backend {
   #drive: { servo: SimServo; joint: number }[] = [];
   #world: PhysicsWorld | undefined;
   #hands = new Set<Hand>();
+  readonly #stepListeners = new Set<(simTime: number) => void>();
   #steps = 0;
   #running = false;
   #loop: Promise<void> | undefined;
@@ -112,6 +113,12 @@ export class SimBackend implements Backend {
     this.simulation = {
       hand,
       realTimeFactor: () => this.#realTimeFactor(),
+      // No colliders yet: the twin's contacts arrive with the collision shapes (issue 9).
+      contacts: () => [],
+      onStep: (listener) => {
+        this.#stepListeners.add(listener);
+        return () => this.#stepListeners.delete(listener);
+      },
       advance: (seconds) => this.advance(seconds),
       stats: () => ({
         simTime: this.clock.now(),
@@ -200,6 +207,7 @@ export class SimBackend implements Backend {
     world.step();
     this.#steps++;
     this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
+    for (const listener of this.#stepListeners) listener(this.clock.now());
   }
 
   async #run(): Promise<void> {

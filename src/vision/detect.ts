@@ -1,7 +1,8 @@
 /**
  * Finds the robot's marker cards (FACTS.md 7) in any RGB frame, rendered or from a real camera: grey, adaptive
  * threshold, contours, convex quadrilaterals, perspective unwarp, cell sampling, the four rotations, Hamming
- * decode. The contour, polygon and warp routines are js-aruco2's; the cell reading and the decode are ours.
+ * decode. The blur, threshold, contour and polygon routines are js-aruco2's; the unwarp (its warp samples one
+ * pixel off), the cell reading and the decode are ours.
  */
 import cvModule from 'js-aruco2/src/cv.js';
 import type { Frame } from '../core/backend.ts';
@@ -32,9 +33,8 @@ export interface DetectOptions {
   readonly minSide?: number;
 }
 
-/** Pixels each cell of the unwarped marker gets. */
-const WARP_CELL = 6;
-const WARP_SIZE = WARP_CELL * MARKER_CELLS;
+/** Samples per cell and axis, spread over the middle half of the cell (its edges blur into the neighbours). */
+const CELL_SAMPLES = 3;
 /** Least grey-level difference between the white and the black cells of a real marker. */
 const MIN_CONTRAST = 30;
 
@@ -44,7 +44,6 @@ class Scratch {
   readonly smooth: Uint8ClampedArray;
   readonly thres: Uint8ClampedArray;
   readonly labels: Int32Array;
-  readonly warp = new Uint8ClampedArray(WARP_SIZE * WARP_SIZE);
   constructor(
     readonly width: number,
     readonly height: number,
@@ -88,20 +87,13 @@ export class MarkerDetector {
 
     const found = new Map<number, DetectedMarker>();
     const minPerimeter = 4 * this.#opts.minSide;
-    const warpImage = new CV.Image(WARP_SIZE, WARP_SIZE, s.warp);
     for (const contour of contours) {
       if (contour.length < minPerimeter) continue;
       const poly = CV.approxPolyDP(contour, contour.length * 0.05);
       if (poly.length !== 4 || !CV.isContourConvex(poly) || CV.minEdgeLength(poly) < this.#opts.minSide)
         continue;
       const quad = clockwise(outerEdge(poly));
-      CV.warp(
-        greyImage,
-        warpImage,
-        quad.map(([x, y]) => ({ x, y })),
-        WARP_SIZE,
-      );
-      const cells = readCells(s.warp);
+      const cells = readCells(grey, width, height, quad);
       if (!cells) continue;
       for (let rotation = 0; rotation < 4; rotation++) {
         const id = decodeDataCells(rotatedData(cells, rotation));
@@ -143,22 +135,38 @@ function clockwise(q: Point[]): Point[] {
 }
 
 /**
- * The 9x9 cells of an unwarped candidate (1 = white), or undefined when it is no marker: the border must be
- * black all round and the white and black cells must differ clearly.
+ * The 9x9 cells of a candidate quad (1 = white), or undefined when it is no marker: the border must be black
+ * all round and the white and black cells must differ clearly. Each cell is the mean of a few points in its
+ * middle, mapped into the image through the square-to-quad homography and sampled bilinearly.
  */
-function readCells(warp: Uint8ClampedArray): number[][] | undefined {
+function readCells(
+  grey: Uint8ClampedArray,
+  width: number,
+  height: number,
+  quad: Point[],
+): number[][] | undefined {
+  const h = squareToQuad(quad);
   const means = new Float64Array(MARKER_CELLS * MARKER_CELLS);
-  // The middle of each cell only: edges blur into the neighbours.
-  const lo = Math.floor(WARP_CELL / 4);
-  const hi = WARP_CELL - lo;
   let min = 255;
   let max = 0;
   for (let r = 0; r < MARKER_CELLS; r++) {
     for (let c = 0; c < MARKER_CELLS; c++) {
       let sum = 0;
-      for (let y = r * WARP_CELL + lo; y < r * WARP_CELL + hi; y++)
-        for (let x = c * WARP_CELL + lo; x < c * WARP_CELL + hi; x++) sum += warp[y * WARP_SIZE + x]!;
-      const mean = sum / ((hi - lo) * (hi - lo));
+      for (let i = 0; i < CELL_SAMPLES; i++) {
+        const v = (r + 0.25 + (0.5 * (i + 0.5)) / CELL_SAMPLES) / MARKER_CELLS;
+        for (let j = 0; j < CELL_SAMPLES; j++) {
+          const u = (c + 0.25 + (0.5 * (j + 0.5)) / CELL_SAMPLES) / MARKER_CELLS;
+          const w = h[6] * u + h[7] * v + 1;
+          sum += bilinear(
+            grey,
+            width,
+            height,
+            (h[0] * u + h[1] * v + h[2]) / w,
+            (h[3] * u + h[4] * v + h[5]) / w,
+          );
+        }
+      }
+      const mean = sum / (CELL_SAMPLES * CELL_SAMPLES);
       means[r * MARKER_CELLS + c] = mean;
       if (mean < min) min = mean;
       if (mean > max) max = mean;
@@ -191,6 +199,40 @@ function readCells(warp: Uint8ClampedArray): number[][] | undefined {
   }
   if (!white || whiteSum / white - blackSum / black < MIN_CONTRAST) return undefined;
   return cells;
+}
+
+/**
+ * The homography taking the unit square (u right, v down; corners (0,0) (1,0) (1,1) (0,1)) onto the quad,
+ * as [a, b, c, d, e, f, g, h]: x = (a u + b v + c) / (g u + h v + 1), y = (d u + e v + f) / (g u + h v + 1).
+ */
+function squareToQuad(q: Point[]): [number, number, number, number, number, number, number, number] {
+  const [[x0, y0], [x1, y1], [x2, y2], [x3, y3]] = q as [Point, Point, Point, Point];
+  const sx = x0 - x1 + x2 - x3;
+  const sy = y0 - y1 + y2 - y3;
+  if (Math.abs(sx) < 1e-12 && Math.abs(sy) < 1e-12) return [x1 - x0, x3 - x0, x0, y1 - y0, y3 - y0, y0, 0, 0];
+  const dx1 = x1 - x2;
+  const dx2 = x3 - x2;
+  const dy1 = y1 - y2;
+  const dy2 = y3 - y2;
+  const den = dx1 * dy2 - dx2 * dy1;
+  const g = (sx * dy2 - dx2 * sy) / den;
+  const h = (dx1 * sy - sx * dy1) / den;
+  return [x1 - x0 + g * x1, x3 - x0 + h * x3, x0, y1 - y0 + g * y1, y3 - y0 + h * y3, y0, g, h];
+}
+
+/** Grey level at a sub-pixel position (pixel centres at integer + 0.5), clamped at the image edges. */
+function bilinear(grey: Uint8ClampedArray, width: number, height: number, x: number, y: number): number {
+  const fx = Math.min(width - 1, Math.max(0, x - 0.5));
+  const fy = Math.min(height - 1, Math.max(0, y - 0.5));
+  const x0 = fx | 0;
+  const y0 = fy | 0;
+  const x1 = Math.min(width - 1, x0 + 1);
+  const y1 = Math.min(height - 1, y0 + 1);
+  const dx = fx - x0;
+  const dy = fy - y0;
+  const top = grey[y0 * width + x0]! * (1 - dx) + grey[y0 * width + x1]! * dx;
+  const bottom = grey[y1 * width + x0]! * (1 - dx) + grey[y1 * width + x1]! * dx;
+  return top * (1 - dy) + bottom * dy;
 }
 
 /** Otsu's threshold over a few values: the split that maximises the between-class variance. */

@@ -22,9 +22,6 @@ declare module 'js-aruco2/src/cv.js' {
     isContourConvex(contour: readonly CvPoint[]): boolean;
     minEdgeLength(poly: readonly CvPoint[]): number;
     perimeter(poly: readonly CvPoint[]): number;
-    /** Resamples the quad `contour` (corners clockwise) of a grey image into a warpSize x warpSize square. */
-    warp(src: CvImage, dst: CvImage, contour: readonly CvPoint[], warpSize: number): CvImage;
-    otsu(src: CvImage): number;
   }
   const module: { CV: CvModule };
   export default module;

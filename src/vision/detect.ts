@@ -198,6 +198,27 @@ function readCells(
     cells.push(row);
   }
   if (!white || whiteSum / white - blackSum / black < MIN_CONTRAST) return undefined;
+  // Just outside the border there must be paper: a quad drawn inside a marker (or across two) has ink there.
+  let outside = 0;
+  let paper = 0;
+  for (let k = -1; k <= MARKER_CELLS; k++) {
+    for (const [r, c] of [
+      [-1, k],
+      [MARKER_CELLS, k],
+      [k, -1],
+      [k, MARKER_CELLS],
+    ] as const) {
+      const u = (c + 0.5) / MARKER_CELLS;
+      const v = (r + 0.5) / MARKER_CELLS;
+      const w = h[6] * u + h[7] * v + 1;
+      const x = (h[0] * u + h[1] * v + h[2]) / w;
+      const y = (h[3] * u + h[4] * v + h[5]) / w;
+      if (!(w > 0) || x < 0 || y < 0 || x >= width || y >= height) continue;
+      outside++;
+      if (bilinear(grey, width, height, x, y) >= threshold) paper++;
+    }
+  }
+  if (outside && paper < 0.75 * outside) return undefined;
   return cells;
 }
 

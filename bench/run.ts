@@ -103,6 +103,10 @@ for (const [size, t] of Object.entries(vision.renderPng))
   console.log(
     `      render + PNG ${size.padEnd(9)} median ${fmt(t.medianMs, 2)} ms  p99 ${fmt(t.p99Ms, 2)} ms`,
   );
+for (const [name, e] of Object.entries(vision.encoders))
+  console.log(
+    `      PNG 640x480 ${name.padEnd(34)} median ${fmt(e.medianMs, 2)} ms  p99 ${fmt(e.p99Ms, 2)} ms  ${e.bytes} bytes`,
+  );
 const rp = vision.renderPng['640x480']!;
 row(
   '640x480 render + PNG median',

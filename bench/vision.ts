@@ -4,6 +4,9 @@
  * on views without cards, frame.png requests per second and the sim's real-time factor while a client pulls
  * frames as fast as it can. The server runs in its own process; the client shares this machine's cores.
  */
+import { createCanvas } from '@napi-rs/canvas';
+import { PNG } from 'pngjs';
+import type { Frame } from '../src/core/backend.ts';
 import { detectMarkers, MarkerDetector } from '../src/vision/detect.ts';
 import { encodePng } from '../src/vision/png.ts';
 import { CARDS, addClutter, ergoJrView } from '../test/vision/views.ts';
@@ -17,6 +20,8 @@ export interface Timing {
 export interface VisionResult {
   readonly render: Record<string, Timing>;
   readonly renderPng: Record<string, Timing>;
+  /** PNG encoders compared on one rendered 640x480 frame: time and size. */
+  readonly encoders: Record<string, Timing & { bytes: number }>;
   readonly detectWithCard: Timing;
   readonly detectEmpty: Timing;
   readonly sweep: { trials: number; found: number; wrong: number };
@@ -60,6 +65,9 @@ export async function runVisionBench(quick: boolean): Promise<VisionResult> {
   }
 
   const view = await ergoJrView();
+  view.hold('tetris', { distance: 0.25, yaw: 0.3 });
+  const encoders = compareEncoders(view.camera.render(), n);
+  view.cards.putAway('tetris');
   const detector = new MarkerDetector();
   view.hold('caribou', { distance: 0.25, yaw: 0.3 });
   const withCard = view.camera.render();
@@ -146,10 +154,54 @@ export async function runVisionBench(quick: boolean): Promise<VisionResult> {
   return {
     render,
     renderPng,
+    encoders,
     detectWithCard,
     detectEmpty,
     sweep: { trials, found, wrong },
     falsePositives: { frames, detections },
     framePng,
   };
+}
+
+/** @napi-rs/canvas against pngjs (zlib) settings, on the same frame. */
+function compareEncoders(frame: Frame, n: number): Record<string, Timing & { bytes: number }> {
+  const out: Record<string, Timing & { bytes: number }> = {};
+  const canvas = createCanvas(frame.width, frame.height);
+  const ctx = canvas.getContext('2d');
+  let bytes = 0;
+  const napi = time(n, () => {
+    const image = ctx.createImageData(frame.width, frame.height);
+    for (let i = 0, j = 0; j < frame.rgb.length; i += 4, j += 3) {
+      image.data[i] = frame.rgb[j]!;
+      image.data[i + 1] = frame.rgb[j + 1]!;
+      image.data[i + 2] = frame.rgb[j + 2]!;
+      image.data[i + 3] = 255;
+    }
+    ctx.putImageData(image, 0, 0);
+    bytes = canvas.encodeSync('png').length;
+  });
+  out['@napi-rs/canvas encodeSync'] = { ...napi, bytes };
+  for (const [label, filterType, deflateLevel] of [
+    ['pngjs filter none, level 1', 0, 1],
+    ['pngjs filter sub, level 3', 1, 3],
+    ['pngjs filter up, level 3 (used)', 2, 3],
+    ['pngjs adaptive filter, level 6', -1, 6],
+  ] as const) {
+    const t = time(n, () => {
+      const png = new PNG({ width: frame.width, height: frame.height, colorType: 2, inputHasAlpha: false });
+      png.data = Buffer.from(frame.rgb.buffer, frame.rgb.byteOffset, frame.rgb.length);
+      bytes = PNG.sync.write(png, {
+        colorType: 2,
+        inputColorType: 2,
+        inputHasAlpha: false,
+        filterType,
+        deflateLevel,
+      }).length;
+    });
+    out[label] = { ...t, bytes };
+  }
+  const used = encodePng(frame).length;
+  if (used !== out['pngjs filter up, level 3 (used)']!.bytes)
+    throw new Error('encodePng settings drifted from the bench');
+  return out;
 }

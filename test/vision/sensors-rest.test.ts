@@ -144,7 +144,7 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     ).to.equal(400);
     expect((await server.post('/sim/cards/tetris/pose.json', { xyz: [0, 0, 0] })).statusCode).to.equal(400);
     const after = json(await server.get('/sim/cards/list.json')).cards as { xyz: number[] }[];
-    expect(after[0]!.xyz).to.deep.equal([-0.08, 0.2, -0.044]);
+    expect(after[0]!.xyz).to.deep.equal([-0.08, 0.35, -0.016]);
     const posed = await server.post('/sim/cards/tetris/pose.json', {
       xyz: [0.01, 0.02, 0.03],
       rpy: [0, 0, 1],
@@ -152,6 +152,23 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     expect(json(posed)).to.include({ name: 'tetris' });
     expect(json(posed).xyz).to.deep.equal([0.01, 0.02, 0.03]);
     await server.post('/sim/cards/tetris/hide.json');
+  });
+});
+
+describe('the cards at rest stay out of view whatever the robot does', function () {
+  it('a compliant Ergo Jr slumping under gravity sees no card', async () => {
+    const server = await simServer('ergo-jr');
+    try {
+      for (let t = 0; t < 4; t++) {
+        await server.advance(0.5);
+        expect(json(await server.get('/sensors/code/list.json'))).to.deep.equal({ codes: [] });
+        expect((await server.markers!.detectNow()).markers).to.deep.equal([]);
+      }
+      const cards = json(await server.get('/sim/cards/list.json')).cards as { visible: boolean }[];
+      expect(cards.map((c) => c.visible)).to.deep.equal([false, false, false]);
+    } finally {
+      await server.close();
+    }
   });
 });
 

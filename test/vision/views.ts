@@ -39,8 +39,9 @@ export async function ergoJrView(
     CARDS.map((c, i) => ({
       ...c,
       size: opts.size ?? 0.06,
-      xyz: [-0.08 + 0.08 * i, 0.2, -0.044] as [number, number, number],
-      rpy: [Math.PI, 0, 0] as [number, number, number],
+      // As robots/ergo-jr.json: standing behind the robot, faces turned away from it.
+      xyz: [-0.08 + 0.08 * i, 0.35, -0.016] as [number, number, number],
+      rpy: [Math.PI / 2, 0, Math.PI] as [number, number, number],
     })),
   );
   const camera = new SimCamera({

@@ -86,18 +86,19 @@ export class MarkerWatcher {
     this.#loop = undefined;
   }
 
+  /** Waits a period first: the server's start-up (and its first requests) should not wait for a detection. */
   async #run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      try {
-        await this.detectNow();
-      } catch (err) {
-        this.#onError(err);
-      }
       try {
         await this.#clock.sleep(1 / this.rate, signal);
       } catch (err) {
         if (!isAbortError(err)) this.#onError(err);
         return;
+      }
+      try {
+        await this.detectNow();
+      } catch (err) {
+        this.#onError(err);
       }
     }
   }

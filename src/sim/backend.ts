@@ -123,6 +123,7 @@ export class SimBackend implements Backend {
           table: world.table,
           cards: this.cards,
           jointAngles: () => this.jointAngles(),
+          now: () => this.clock.now(),
         })
       : undefined;
     const speedOf = () => this.#speed;

@@ -28,6 +28,11 @@ export interface SimCameraOptions {
   readonly cards: CardTable;
   /** The twin's present joint angles (rad) by joint name. */
   readonly jointAngles: () => ReadonlyMap<string, number>;
+  /**
+   * The twin's clock (seconds). With it, grab() serves the same frame for 1/fps of that clock as a real camera
+   * does, so clients pulling frames back to back cost at most fps renders a second.
+   */
+  readonly now?: () => number;
   readonly effects?: ImageEffects;
 }
 
@@ -39,18 +44,22 @@ export class SimCamera implements Camera {
   readonly fps: number;
   readonly scene: TwinScene;
   readonly cards: CardTable;
-  /** Exposure, blur and noise applied to every frame (tests make frames harder with them). */
-  effects: ImageEffects;
   readonly #rasterizer: Rasterizer;
   readonly #jointAngles: () => ReadonlyMap<string, number>;
+  readonly #now: (() => number) | undefined;
+  #effects: ImageEffects;
   #frames = 0;
+  /** Bumped whenever something the clock does not see changes the picture (a card moved, the effects). */
+  #version = 0;
+  #last: { frame: Frame; time: number; version: number } | undefined;
 
   constructor(opts: SimCameraOptions) {
     this.resolution = opts.camera.resolution;
     this.fps = opts.camera.fps;
     this.cards = opts.cards;
-    this.effects = opts.effects ?? {};
+    this.#effects = opts.effects ?? {};
     this.#jointAngles = opts.jointAngles;
+    this.#now = opts.now;
     this.scene = new TwinScene({
       urdf: opts.urdf,
       table: opts.table,
@@ -58,19 +67,45 @@ export class SimCamera implements Camera {
       camera: opts.camera,
     });
     this.#rasterizer = new Rasterizer(this.resolution[0], this.resolution[1]);
-    opts.cards.onChange((card) => this.scene.setCardPose(card.name, card));
+    opts.cards.onChange((card) => {
+      this.scene.setCardPose(card.name, card);
+      this.#version++;
+    });
   }
 
+  /** Exposure, blur and noise applied to every frame (tests make frames harder with them). */
+  get effects(): ImageEffects {
+    return this.#effects;
+  }
+
+  set effects(effects: ImageEffects) {
+    this.#effects = effects;
+    this.#version++;
+  }
+
+  /** The latest frame if it is younger than 1/fps of the twin's clock and nothing moved since; else a new one. */
   async grab(): Promise<Frame> {
-    return this.render();
+    const now = this.#now?.();
+    const last = this.#last;
+    if (
+      now !== undefined &&
+      last &&
+      last.version === this.#version &&
+      now >= last.time &&
+      now - last.time < 1 / this.fps - 1e-9
+    )
+      return last.frame;
+    const frame = this.render();
+    if (now !== undefined) this.#last = { frame, time: now, version: this.#version };
+    return frame;
   }
 
   /** Renders the camera's view of the twin as it is now (synchronous). */
   render(): Frame {
     this.scene.setJointAngles(this.#jointAngles());
-    const effects = this.effects.noise
-      ? { ...this.effects, seed: (this.effects.seed ?? 1) + this.#frames++ }
-      : this.effects;
+    const effects = this.#effects.noise
+      ? { ...this.#effects, seed: (this.#effects.seed ?? 1) + this.#frames++ }
+      : this.#effects;
     return this.#rasterizer.render(this.scene.scene, this.scene.camera!, effects);
   }
 

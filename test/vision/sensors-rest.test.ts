@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { PNG } from 'pngjs';
 import { json, simServer, type TestServer } from '../helpers.ts';
 import { decodePng } from '../../src/vision/png.ts';
+import { detectMarkers } from '../../src/vision/detect.ts';
+import { SimBackend } from '../../src/sim/backend.ts';
 
 /** Mean absolute difference of two same-size RGB frames. */
 function difference(a: Uint8Array, b: Uint8Array): number {
@@ -124,6 +126,24 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     expect(Math.hypot(...markers[0]!.position)).to.be.above(0.1);
     await server.post('/sim/cards/caribou/hide.json');
     await standUp();
+  });
+
+  it('serves the same frame for 1/fps of sim time, and a new one once time passes or a card moves', async () => {
+    expect(server.backend).to.be.instanceOf(SimBackend);
+    const camera = (server.backend as SimBackend).camera!;
+    const first = await camera.grab();
+    expect(await camera.grab()).to.equal(first);
+    const png = (await server.get('/sensors/camera/frame.png')).rawPayload;
+    expect((await server.get('/sensors/camera/frame.png')).rawPayload.equals(png)).to.equal(true);
+    await server.advance(1 / camera.fps);
+    const later = await camera.grab();
+    expect(later).to.not.equal(first);
+    await server.post('/sim/cards/tetris/show.json', {});
+    const withCard = await camera.grab();
+    expect(withCard).to.not.equal(later);
+    expect(detectMarkers(withCard).map((m) => m.name)).to.deep.equal(['tetris']);
+    await server.post('/sim/cards/tetris/hide.json');
+    expect(detectMarkers(await camera.grab())).to.deep.equal([]);
   });
 
   it('lists the cards and validates card requests without changing anything', async () => {

@@ -2,7 +2,7 @@
  * /sensors (REST-API.md 2.2 and 4.3, CONTRACT.md 3): the camera and the marker detector, on any backend that has
  * a camera. Every sensor register is read-only.
  */
-import type { Camera } from '../../core/backend.ts';
+import type { Camera, Frame } from '../../core/backend.ts';
 import { notFound, readOnly } from '../../core/errors.ts';
 import { normalisedPosition } from '../../vision/detect.ts';
 import { MARKER_CODES, markerName } from '../../vision/marker.ts';
@@ -60,7 +60,13 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
       );
     return src.markers;
   };
-  const framePng = async () => encodePng(await camera().grab());
+  // A camera serves the same frame for 1/fps: encode it once.
+  let encoded: { frame: Frame; png: Buffer } | undefined;
+  const framePng = async () => {
+    const frame = await camera().grab();
+    if (encoded?.frame !== frame) encoded = { frame, png: encodePng(frame) };
+    return encoded.png;
+  };
   const markers = () => {
     const reading = watcher().latest();
     return reading.markers.map((m) => ({

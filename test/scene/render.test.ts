@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PNG } from 'pngjs';
 import { detectMarkers } from '../../src/vision/detect.ts';
-import { decodePng, encodePng } from '../../src/vision/png.ts';
+import { decodePng, encodePng, encodePngAsync } from '../../src/vision/png.ts';
 import { composePoses, invertPose, poseFromOrigin, transformPoint } from '../../src/urdf/transform.ts';
 import { CARDS, addClutter, ergoJrView, type View } from '../vision/views.ts';
 
@@ -68,10 +68,11 @@ describe('the twin camera: rendered views and detection on their pixels', () => 
     view.camera.effects = {};
   });
 
-  it('the PNG is valid and shows the card where the projection says: black border, white margin', () => {
+  it('the PNG is valid and shows the card where the projection says: black border, white margin', async () => {
     view.hold('tetris', { distance: 0.2, x: 0.03 });
     const frame = view.camera.render();
     const png = encodePng(frame);
+    expect((await encodePngAsync(frame)).equals(png)).to.equal(true);
     expect(png.subarray(0, 8)).to.deep.equal(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
     const parsed = PNG.sync.read(png);
     expect([parsed.width, parsed.height]).to.deep.equal([640, 480]);

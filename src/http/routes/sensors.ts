@@ -6,7 +6,7 @@ import type { Camera, Frame } from '../../core/backend.ts';
 import { notFound, readOnly } from '../../core/errors.ts';
 import { normalisedPosition } from '../../vision/detect.ts';
 import { MARKER_CODES, markerName } from '../../vision/marker.ts';
-import { encodePng, pngDataUrl } from '../../vision/png.ts';
+import { encodePngAsync, pngDataUrl } from '../../vision/png.ts';
 import type { MarkerWatcher } from '../../vision/watcher.ts';
 import { RawReply, type RouteSpec } from '../route.ts';
 
@@ -61,10 +61,10 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
     return src.markers;
   };
   // A camera serves the same frame for 1/fps: encode it once.
-  let encoded: { frame: Frame; png: Buffer } | undefined;
+  let encoded: { frame: Frame; png: Promise<Buffer> } | undefined;
   const framePng = async () => {
     const frame = await camera().grab();
-    if (encoded?.frame !== frame) encoded = { frame, png: encodePng(frame) };
+    if (encoded?.frame !== frame) encoded = { frame, png: encodePngAsync(frame) };
     return encoded.png;
   };
   const markers = () => {

@@ -4,6 +4,9 @@ import { json, simServer, type TestServer } from '../helpers.ts';
 import { decodePng } from '../../src/vision/png.ts';
 import { detectMarkers } from '../../src/vision/detect.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { sensorRoutes } from '../../src/http/routes/sensors.ts';
+import { silentLogger } from '../../src/robot/robot.ts';
 
 /** Mean absolute difference of two same-size RGB frames. */
 function difference(a: Uint8Array, b: Uint8Array): number {
@@ -203,6 +206,35 @@ describe('sensors REST on robots without a camera or detector', function () {
       expect((await server.get('/sensors/camera/frame.png')).statusCode).to.equal(200);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('sensors REST on a robot without a camera', function () {
+  it('lists no sensor and answers 404 with the error body for everything else', async () => {
+    const app = buildApp({ routes: sensorRoutes({}), logger: silentLogger });
+    try {
+      const list = await app.inject({ method: 'GET', url: '/sensors/list.json' });
+      expect(list.json()).to.deep.equal({ sensors: [] });
+      for (const url of [
+        '/sensors/camera/frame.png',
+        '/sensors/code/tetris.json',
+        '/sensors/code/list.json',
+        '/sensors/camera/registers/list.json',
+        '/sensors/camera/registers/fps/value.json',
+      ]) {
+        const res = await app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).to.equal(404);
+        expect(Object.keys(res.json()).sort(), url).to.deep.equal(['details', 'error', 'tip']);
+      }
+      const write = await app.inject({
+        method: 'POST',
+        url: '/sensors/camera/registers/fps/value.json',
+        payload: '3',
+      });
+      expect(write.statusCode).to.equal(404);
+    } finally {
+      await app.close();
     }
   });
 });

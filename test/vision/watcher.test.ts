@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import type { Camera, Frame } from '../../src/core/backend.ts';
+import { SteppedClock, advanceManualClock } from '../../src/core/clock.ts';
+import { MARKER_CODES, markerImage } from '../../src/vision/marker.ts';
+import { MarkerWatcher } from '../../src/vision/watcher.ts';
+
+/** A camera that shows a card or an empty grey picture, and counts its grabs. */
+class FakeCamera implements Camera {
+  readonly resolution = [200, 150] as const;
+  readonly fps = 20;
+  grabs = 0;
+  card: number | undefined;
+  failing = false;
+  async grab(): Promise<Frame> {
+    this.grabs++;
+    if (this.failing) throw new Error('camera unplugged');
+    const rgb = new Uint8Array(200 * 150 * 3).fill(120);
+    if (this.card !== undefined) {
+      const img = markerImage(this.card, 5);
+      for (let r = 0; r < img.height; r++)
+        rgb.set(img.rgb.subarray(r * img.width * 3, (r + 1) * img.width * 3), ((20 + r) * 200 + 30) * 3);
+    }
+    return { width: 200, height: 150, rgb };
+  }
+}
+
+describe('marker watcher: the detector as a background sensor', () => {
+  it('detects at its rate of the clock, keeps the latest list, and stops for good on close', async () => {
+    const clock = new SteppedClock();
+    const camera = new FakeCamera();
+    const errors: unknown[] = [];
+    const watcher = new MarkerWatcher({ camera, clock, rate: 2, onError: (e) => errors.push(e) });
+    watcher.start();
+    watcher.start(); // idempotent
+    await advanceManualClock(clock, 0.25);
+    expect(camera.grabs).to.equal(0); // the first detection waits one period
+    camera.card = MARKER_CODES.caribou;
+    await advanceManualClock(clock, 0.3);
+    expect(camera.grabs).to.equal(1);
+    expect(watcher.latest().markers.map((m) => m.name)).to.deep.equal(['caribou']);
+    camera.card = undefined;
+    await advanceManualClock(clock, 0.5);
+    expect(camera.grabs).to.equal(2);
+    expect(watcher.latest().markers).to.deep.equal([]);
+
+    camera.failing = true;
+    await advanceManualClock(clock, 0.5);
+    expect(errors).to.have.length(1);
+    expect(watcher.latest().markers).to.deep.equal([]);
+    camera.failing = false;
+    camera.card = MARKER_CODES.tetris;
+    await advanceManualClock(clock, 0.5);
+    expect(watcher.latest().markers.map((m) => m.name)).to.deep.equal(['tetris']);
+
+    await watcher.close();
+    await watcher.close(); // idempotent
+    const grabs = camera.grabs;
+    await advanceManualClock(clock, 5);
+    expect(camera.grabs).to.equal(grabs);
+    expect(clock.nextDue()).to.equal(Infinity);
+  });
+
+  it('detects on demand, and refuses a rate that is not positive', async () => {
+    const camera = new FakeCamera();
+    camera.card = MARKER_CODES.lapin;
+    const watcher = new MarkerWatcher({ camera, clock: new SteppedClock() });
+    const reading = await watcher.detectNow();
+    expect(reading.markers.map((m) => m.id)).to.deep.equal([MARKER_CODES.lapin]);
+    expect([reading.width, reading.height]).to.deep.equal([200, 150]);
+    expect(() => new MarkerWatcher({ camera, clock: new SteppedClock(), rate: 0 })).to.throw(RangeError);
+  });
+});

@@ -4,7 +4,6 @@
  * on views without cards, frame.png requests per second and the sim's real-time factor while a client pulls
  * frames as fast as it can. The server runs in its own process; the client shares this machine's cores.
  */
-import { createCanvas } from '@napi-rs/canvas';
 import { PNG } from 'pngjs';
 import type { Frame } from '../src/core/backend.ts';
 import { detectMarkers, MarkerDetector } from '../src/vision/detect.ts';
@@ -169,24 +168,14 @@ export async function runVisionBench(quick: boolean): Promise<VisionResult> {
   };
 }
 
-/** @napi-rs/canvas against pngjs (zlib) settings, on the same frame. */
+/**
+ * pngjs (zlib) settings on the same frame. @napi-rs/canvas was measured here too (about 20 ms a 640x480 frame against
+ * 2.5 ms for the setting used, 2026-11-22, bench/README.md) and dropped from the dependencies: the registry this
+ * project installs from carries only two of its nine platform binaries, which breaks `npm ci`.
+ */
 function compareEncoders(frame: Frame, n: number): Record<string, Timing & { bytes: number }> {
   const out: Record<string, Timing & { bytes: number }> = {};
-  const canvas = createCanvas(frame.width, frame.height);
-  const ctx = canvas.getContext('2d');
   let bytes = 0;
-  const napi = time(n, () => {
-    const image = ctx.createImageData(frame.width, frame.height);
-    for (let i = 0, j = 0; j < frame.rgb.length; i += 4, j += 3) {
-      image.data[i] = frame.rgb[j]!;
-      image.data[i + 1] = frame.rgb[j + 1]!;
-      image.data[i + 2] = frame.rgb[j + 2]!;
-      image.data[i + 3] = 255;
-    }
-    ctx.putImageData(image, 0, 0);
-    bytes = canvas.encodeSync('png').length;
-  });
-  out['@napi-rs/canvas encodeSync'] = { ...napi, bytes };
   for (const [label, filterType, deflateLevel] of [
     ['pngjs filter none, level 1', 0, 1],
     ['pngjs filter sub, level 3', 1, 3],

@@ -56,7 +56,9 @@ async function main(argv: string[]): Promise<void> {
     )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
-      new Option('--compat <profile>', 'client compatibility profile (reserved: pypot)').choices(['pypot']),
+      new Option('--compat <profile>', 'answer as pypot 5.0.2 does, for its clients (pypot)').choices([
+        'pypot',
+      ]),
     )
     .showHelpAfterError(false)
     .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
@@ -79,10 +81,6 @@ async function main(argv: string[]): Promise<void> {
     corsOrigins: string;
     compat?: 'pypot';
   }>();
-  if (opts.compat) {
-    console.error('error: --compat=pypot is reserved and not implemented in this version');
-    process.exit(2);
-  }
   const started = performance.now();
   let server;
   try {
@@ -93,6 +91,7 @@ async function main(argv: string[]): Promise<void> {
       recordsDir: opts.recordsDir,
       primitivesDir: opts.primitivesDir,
       seed: opts.seed,
+      compat: opts.compat,
       corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
       logger,
     });

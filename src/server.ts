@@ -23,6 +23,7 @@ import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
+import { defaultProfile, pypotProfile } from './http/profile.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -40,6 +41,8 @@ export interface ServerOptions {
   readonly logger?: Logger;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
+  /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (CONTRACT.md 8). */
+  readonly compat?: 'pypot';
 }
 
 export interface RobotServer {
@@ -104,15 +107,25 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     throw err;
   }
   const listing: PrimitiveListing = () => primitives.listing();
+  const profile =
+    opts.compat === 'pypot'
+      ? pypotProfile({ markerIds: new Map(config.world.cards.map((c) => [c.name, c.id])) })
+      : defaultProfile;
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing),
-    ...motorRoutes(robot),
+    ...motorRoutes(robot, profile.policy),
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
-    ...ikRoutes(robot, chains),
+    ...ikRoutes(robot, chains, profile.policy),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
-  const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
+  const app = buildApp({
+    routes,
+    logger,
+    corsOrigins: opts.corsOrigins,
+    title: `Poppy ${config.name}`,
+    profile,
+  });
   backend.start?.();
   let closing: Promise<void> | undefined;
   return {

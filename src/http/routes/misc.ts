@@ -1,7 +1,8 @@
 import os from 'node:os';
 import type { Robot } from '../../robot/robot.ts';
 import { motorSnapshot } from '../../robot/motor-registers.ts';
-import type { RouteSpec } from '../route.ts';
+import { z } from 'zod';
+import { route, type RouteSpec } from '../route.ts';
 
 /** What /robot.json shows of each primitive (CONTRACT.md 2). */
 export interface PrimitiveEntry {
@@ -23,12 +24,30 @@ export function hostIp(): string {
 
 export function miscRoutes(robot: Robot, primitives: PrimitiveListing): RouteSpec[] {
   return [
-    {
+    route({
       method: 'GET',
       path: '/robot.json',
-      summary: 'every motor with every register, and every primitive',
+      summary: 'every motor with every register (but safe_compliant), and every primitive',
+      answer: z.object({
+        motors: z.array(z.record(z.string(), z.unknown())),
+        primitives: z.array(
+          z.object({
+            primitive: z.string(),
+            running: z.boolean(),
+            properties: z.array(z.string()),
+            methods: z.array(z.string()),
+          }),
+        ),
+      }),
       handler: () => ({ motors: robot.motors.map(motorSnapshot), primitives: primitives() }),
-    },
-    { method: 'GET', path: '/ip.json', summary: "the robot's IP address", handler: () => ({ ip: hostIp() }) },
+    }),
+    route({
+      method: 'GET',
+      path: '/ip.json',
+      summary: "the robot's IP address (its first non-internal IPv4; 127.0.0.1 when none)",
+      answer: z.object({ ip: z.string() }),
+      examples: { answer: { ip: '192.168.1.42' } },
+      handler: () => ({ ip: hostIp() }),
+    }),
   ];
 }

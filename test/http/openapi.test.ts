@@ -51,7 +51,9 @@ describe('OpenAPI document and reference page', function () {
 
       it('is a valid OpenAPI 3.1 document', async () => {
         expect(doc.openapi).to.equal('3.1.0');
-        const result = await new Validator().validate(structuredClone(doc) as object);
+        const result = await new Validator().validate(
+          structuredClone(doc) as unknown as Parameters<Validator['validate']>[0],
+        );
         expect(result.valid, JSON.stringify(result.errors, null, 1)?.slice(0, 2000)).to.equal(true);
       });
 

@@ -45,7 +45,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       reply.header('Vary', 'Origin');
     }
   };
-  const errorHandler = makeErrorHandler(opts.logger);
+  const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
   let closing = false;
   const app = Fastify({
     logger: false,

@@ -94,13 +94,14 @@ export function errorBody(err: unknown, req?: FastifyRequest): { status: number;
   };
 }
 
-export function makeErrorHandler(logger: Logger) {
+export function makeErrorHandler(logger: Logger, jsonType = 'application/json; charset=utf-8') {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = errorBody(err, req);
     if (status >= 500) logger.error(`${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}`);
     if (err instanceof RobotError && err.code === 'method_not_allowed' && err.details)
       reply.header('Allow', err.details);
-    void reply.code(status).send(body);
+    // Serialised here with the profile's JSON type: some errors (router, client) skip the onSend hooks.
+    void reply.code(status).type(jsonType).send(JSON.stringify(body));
   };
 }
 

@@ -24,6 +24,7 @@ import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
 import { defaultProfile, pypotProfile } from './http/profile.ts';
+import { ChangeCounter } from './http/robot-answer.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -106,13 +107,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
-  const listing: PrimitiveListing = () => primitives.listing();
+  const listing: PrimitiveListing = primitives;
   const profile =
     opts.compat === 'pypot'
       ? pypotProfile({ markerIds: new Map(config.world.cards.map((c) => [c.name, c.id])) })
       : defaultProfile;
+  const changes = new ChangeCounter();
   const routes: RouteSpec[] = [
-    ...miscRoutes(robot, listing),
+    ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
@@ -125,6 +127,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     corsOrigins: opts.corsOrigins,
     title: `Poppy ${config.name}`,
     profile,
+    changes,
   });
   backend.start?.();
   let closing: Promise<void> | undefined;

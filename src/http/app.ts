@@ -10,6 +10,7 @@ import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { defaultProfile, etagOf, type Profile } from './profile.ts';
 import { RawReply, type RouteSpec, displayPath } from './route.ts';
+import type { ChangeCounter } from './robot-answer.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
@@ -21,9 +22,13 @@ export interface AppOptions {
   readonly title?: string;
   /** What clients observe (default: CONTRACT.md 1-7; pypot: CONTRACT.md 8). */
   readonly profile?: Profile;
+  /** Bumped around every request that may change the robot (answers cached per tick watch it). */
+  readonly changes?: ChangeCounter;
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
+/** The headers of every answer when any origin is allowed (CONTRACT.md 1). */
+const OPEN_HEADERS = { 'cache-control': 'no-store', 'access-control-allow-origin': '*' };
 
 /** What the app keeps of each route, for the error handler and the profile. */
 declare module 'fastify' {
@@ -37,10 +42,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const origins = opts.corsOrigins ?? '*';
   const profile = opts.profile ?? defaultProfile;
   const commonHeaders = (req: FastifyRequest, reply: FastifyReply) => {
+    if (origins === '*') {
+      reply.headers(OPEN_HEADERS);
+      return;
+    }
     reply.header('Cache-Control', 'no-store');
     const origin = req.headers.origin;
-    if (origins === '*') reply.header('Access-Control-Allow-Origin', '*');
-    else if (origin && origins.includes(origin)) {
+    if (origin && origins.includes(origin)) {
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Vary', 'Origin');
     }
@@ -166,12 +174,19 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // The document plugin must see every route: it is registered first, the routes after it.
   registerOpenApi(app, { title: opts.title ?? 'Robot', profile });
   void app.register(async (scope) => {
-    for (const route of all) addRoute(scope, route, profile, bodyLimit);
+    for (const route of all) addRoute(scope, route, profile, bodyLimit, opts.changes);
   });
   return app;
 }
 
-function addRoute(app: FastifyInstance, route: RouteSpec, profile: Profile, bodyLimit: number): void {
+function addRoute(
+  app: FastifyInstance,
+  route: RouteSpec,
+  profile: Profile,
+  bodyLimit: number,
+  changes: ChangeCounter | undefined,
+): void {
+  const changing = changes && (route.method !== 'GET' || route.action) ? changes : undefined;
   const tip = route.tip ?? 'GET / lists every endpoint; GET /openapi.json describes each body';
   const readsBody = route.method === 'POST' || route.getWithBody;
   app.route({
@@ -187,26 +202,46 @@ function addRoute(app: FastifyInstance, route: RouteSpec, profile: Profile, body
           req.body = route.body ? profile.input(route, objectBody(raw, tip)) : raw;
         }
       : undefined,
-    handler: async (req, reply) => {
+    handler: (req, reply) => {
+      changing?.bump();
       const params = req.params as Record<string, string>;
       let result: unknown;
       try {
-        result = await route.handler({
+        result = route.handler({
           params,
           query: req.query as Record<string, string>,
           body: readsBody ? (req.body as Body) : NO_BODY,
         });
       } catch (err) {
-        const recovered = profile.failure(route, err, params);
-        if (!recovered) throw err;
-        result = recovered.answer;
+        changing?.bump();
+        return answer(reply, recover(err, params));
       }
-      if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
-      const status = profile.status(route);
-      if (status === 204) return reply.code(204).send();
-      return reply.code(status).send(profile.answer(route, result));
+      // Most reads answer at once: only a promise costs the await.
+      if (result instanceof Promise)
+        return result.then(
+          (value) => answer(reply, value),
+          (err: unknown) => {
+            changing?.bump();
+            return answer(reply, recover(err, params));
+          },
+        );
+      return answer(reply, result);
     },
   });
+
+  function recover(err: unknown, params: Readonly<Record<string, string>>): unknown {
+    const recovered = profile.failure(route, err, params);
+    if (!recovered) throw err;
+    return recovered.answer;
+  }
+
+  function answer(reply: FastifyReply, result: unknown): FastifyReply {
+    changing?.bump();
+    if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
+    const status = profile.status(route);
+    if (status === 204) return reply.code(204).send();
+    return reply.code(status).send(profile.answer(route, result));
+  }
 }
 
 /** The fastify schema of a route: what the validator checks (the body) and what the document shows. */

@@ -49,6 +49,8 @@ export interface RouteSpec {
   readonly examples?: { readonly body?: unknown; readonly answer?: unknown };
   /** Longer text for the OpenAPI document. */
   readonly description?: string;
+  /** A GET that changes the robot (primitive start, stop...): counted as a change like a POST. */
+  readonly action?: boolean;
   /** Only on the sim backend. */
   readonly simOnly?: boolean;
   /** Not in REST API 4.0.0: this server's addition. */

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import type { Robot } from '../../robot/robot.ts';
-import { motorSnapshot } from '../../robot/motor-registers.ts';
+import { type ChangeCounter, type PrimitiveCatalogue, robotJsonWriter } from '../robot-answer.ts';
 import { z } from 'zod';
-import { route, type RouteSpec } from '../route.ts';
+import { RawReply, route, type RouteSpec } from '../route.ts';
 
 /** What /robot.json shows of each primitive (CONTRACT.md 2). */
 export interface PrimitiveEntry {
@@ -12,7 +12,7 @@ export interface PrimitiveEntry {
   methods: string[];
 }
 
-export type PrimitiveListing = () => PrimitiveEntry[];
+export type PrimitiveListing = PrimitiveCatalogue<{ readonly name: string; readonly running: boolean }>;
 
 /** The host's first non-internal IPv4 address, 127.0.0.1 when there is none. */
 export function hostIp(): string {
@@ -22,7 +22,8 @@ export function hostIp(): string {
   return '127.0.0.1';
 }
 
-export function miscRoutes(robot: Robot, primitives: PrimitiveListing): RouteSpec[] {
+export function miscRoutes(robot: Robot, primitives: PrimitiveListing, changes?: ChangeCounter): RouteSpec[] {
+  const robotJson = robotJsonWriter(robot, primitives, changes);
   return [
     route({
       method: 'GET',
@@ -39,7 +40,7 @@ export function miscRoutes(robot: Robot, primitives: PrimitiveListing): RouteSpe
           }),
         ),
       }),
-      handler: () => ({ motors: robot.motors.map(motorSnapshot), primitives: primitives() }),
+      handler: () => new RawReply('application/json; charset=utf-8', robotJson()),
     }),
     route({
       method: 'GET',

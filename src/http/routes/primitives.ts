@@ -18,6 +18,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       method: 'GET',
       path: `/primitives/:primitive/${verb}.json` as '/primitives/:primitive/start.json',
       summary,
+      action: true,
       answer: nameToWord,
       examples: { answer: { dance: answer } },
       handler: async ({ params }) => {

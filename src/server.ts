@@ -19,12 +19,16 @@ import { simRoutes } from './http/routes/sim.ts';
 import { primitiveRoutes } from './http/routes/primitives.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ikRoutes } from './http/routes/ik.ts';
+import { sensorRoutes } from './http/routes/sensors.ts';
+import { cardRoutes } from './http/routes/cards.ts';
+import { MarkerWatcher } from './vision/watcher.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
 import { defaultProfile, pypotProfile } from './http/profile.ts';
 import { ChangeCounter } from './http/robot-answer.ts';
+import { MARKER_CODES } from './vision/marker.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -53,6 +57,8 @@ export interface RobotServer {
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
+  /** The marker detector running in the background, when the robot has a camera and a detector. */
+  readonly markers: MarkerWatcher | undefined;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -107,10 +113,18 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  const markers =
+    backend.camera && config.markerDetector
+      ? new MarkerWatcher({
+          camera: backend.camera,
+          clock: backend.clock,
+          onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
+        })
+      : undefined;
   const listing: PrimitiveListing = primitives;
   const profile =
     opts.compat === 'pypot'
-      ? pypotProfile({ markerIds: new Map(config.world.cards.map((c) => [c.name, c.id])) })
+      ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
       : defaultProfile;
   const changes = new ChangeCounter();
   const routes: RouteSpec[] = [
@@ -119,8 +133,10 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
     ...ikRoutes(robot, chains, profile.policy),
+    ...sensorRoutes({ camera: backend.camera, markers }),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   const app = buildApp({
     routes,
     logger,
@@ -130,6 +146,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     changes,
   });
   backend.start?.();
+  markers?.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -138,9 +155,11 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     config,
     primitives,
     records,
+    markers,
     close() {
       closing ??= (async () => {
         await app.close();
+        await markers?.close();
         await records.close();
         await primitives.close();
         await robot.stop();

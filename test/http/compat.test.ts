@@ -193,6 +193,13 @@ describe('pypot profile: the requests of pypot 5.0.2 REST test suite (Ergo Jr)',
     expect(await goals()).to.equal(before);
   });
 
+  it('test_sensors_list: 200 with the camera and the marker detector', async () => {
+    expect(parsed(await one('get', '/sensors/list.json', 200)).sensors).to.include.members([
+      'camera',
+      'marker_detector',
+    ]);
+  });
+
   it('test_sensor_registers_list and test_sensor_register: unknown sensors are 404, also on POST', async () => {
     await one('get', '/sensors/unknown_sensor/registers/list.json', 404);
     await one('get', '/sensors/unknown_sensor/registers/unknown_register/value.json', 404);
@@ -278,6 +285,22 @@ describe('pypot profile: what else its clients see', function () {
     s = await simServer('ergo-jr', { compat: 'pypot' });
   });
   afterEach(() => s.close());
+
+  it('/sensors/code/list.json answers integer marker ids; a sensor register write is 404', async () => {
+    // hold the Ergo Jr up in its rest posture, camera looking ahead, as a lab would
+    const motors = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+    for (const m of motors) await s.post(`/motors/${m}/registers/compliant/value.json`, false);
+    await untilAnswered(
+      s,
+      s.post('/motors/goto.json', { motors, positions: [0, -90, 35, 0, 55, -5], duration: 0.5, wait: true }),
+    );
+    await s.advance(0.5);
+    expect(parsed(await s.get('/sensors/code/list.json'))).to.deep.equal({ codes: [] });
+    expect((await s.post('/sim/cards/caribou/show.json', {})).statusCode).to.equal(200);
+    await s.advance(1 / s.markers!.rate + 0.01);
+    expect(parsed(await s.get('/sensors/code/list.json'))).to.deep.equal({ codes: [221052793] });
+    expectStatus(await s.post('/sensors/camera/registers/fps/value.json', 30), 404, 'sensor write');
+  });
 
   it('GETs carry an ETag; If-None-Match with it is 304 with no body, until the answer changes', async () => {
     const first = await s.get('/motors/m1/registers/compliant/value.json');

@@ -74,20 +74,6 @@ export function parseWait(value: unknown): boolean {
   return value === true || value === 1 || value === 'true' || value === 'True' || value === '1';
 }
 
-/** A positive duration in seconds. */
-export function parseDuration(value: unknown, what = 'duration'): number {
-  if (value === undefined || value === null)
-    throw badRequest(`${what} is missing`, 'send a duration in seconds, for example "duration": 1.5');
-  const d = parseNumber(value, what);
-  if (d <= 0 || d > MAX_DURATION)
-    throw badRequest(
-      `${what} must be greater than 0 and at most ${MAX_DURATION} seconds`,
-      'send a duration in seconds, for example "duration": 1.5',
-      `got ${d}`,
-    );
-  return d;
-}
-
 /**
  * A short text showing a value in an error's details. Never throws: a value nested too deep for JSON.stringify
  * (a 5,000-level array) or with a cycle is described by its kind instead of being walked again.

@@ -11,6 +11,13 @@ import type { Profile } from './profile.ts';
 import type { RouteSpec } from './route.ts';
 import { errorBody } from './schema.ts';
 
+interface OperationLike {
+  requestBody?: {
+    required?: boolean;
+    content?: Record<string, { schema?: { type?: string; required?: string[] } }>;
+  };
+}
+
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
 
@@ -82,6 +89,17 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
             : ''),
       },
       tags: TAGS,
+    },
+    // A body whose fields are all optional may be left out (no body = {}).
+    transformObject: (doc) => {
+      if (!('openapiObject' in doc)) return doc.swaggerObject;
+      for (const ops of Object.values(doc.openapiObject.paths ?? {}))
+        for (const op of Object.values(ops as Record<string, OperationLike>)) {
+          const schema = op.requestBody?.content?.['application/json']?.schema;
+          if (op.requestBody && schema?.type === 'object' && !schema.required?.length)
+            op.requestBody.required = false;
+        }
+      return doc.openapiObject;
     },
     transform: (doc) => {
       const { schema, url } = doc;

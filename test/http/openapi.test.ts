@@ -98,6 +98,9 @@ describe('OpenAPI document and reference page', function () {
           .properties;
         expect(props.position!.anyOf!.map((t) => t.type)).to.deep.equal(['number', 'string']);
         expect(body.example).to.deep.equal({ position: 30, duration: 1.5, wait: true });
+        const record = doc.paths['/records/{move}/record.json']!.post!.requestBody as { required?: boolean };
+        expect(record.required, 'record.json works without a body').to.equal(false);
+        expect((goto.requestBody as { required?: boolean }).required).to.equal(true);
         const status = compat ? '202' : '200';
         expect(goto.responses[status], `answer under ${status}`).to.have.property('content');
       });

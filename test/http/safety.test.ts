@@ -10,6 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { LightMyRequestResponse } from 'fastify';
 import { MAX_DURATION } from '../../src/core/values.ts';
+import { clientErrorHandler } from '../../src/http/errors.ts';
 import { MAX_REPLAY_SPEED, MIN_REPLAY_SPEED } from '../../src/records/player.ts';
 import { json, setValue, simServer, value, type TestServer } from '../helpers.ts';
 import { isErrorBody } from './facts.ts';
@@ -147,6 +148,17 @@ describe('input safety (issue 8)', function () {
       expect(head).to.match(/Content-Type: application\/json/);
       expect(isErrorBody(JSON.parse(body!) as Record<string, unknown>), body).to.equal(true);
     }
+  });
+
+  it('a request timeout from node is a JSON 408 (the socket gets the error body, then closes)', () => {
+    let written = '';
+    const socket = { writable: true, end: (text: string) => (written = text), destroy: () => undefined };
+    const err = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+    clientErrorHandler('application/json; charset=utf-8')(err, socket as unknown as net.Socket);
+    const [head, body] = written.split('\r\n\r\n');
+    expect(head).to.match(/^HTTP\/1.1 408 /);
+    expect(head).to.match(/Connection: close/);
+    expect(isErrorBody(JSON.parse(body!) as Record<string, unknown>)).to.equal(true);
   });
 
   it('a request that arrives while the server closes gets 503 with the error body', async () => {

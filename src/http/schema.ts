@@ -76,7 +76,3 @@ export const registerValue = z.union([
   z.null(),
   z.array(z.union([z.number(), z.array(z.number())])),
 ]);
-
-/** The names of a list answer: `{<key>: [names]}`. */
-export const namesUnder = <K extends string>(key: K) =>
-  z.object({ [key]: z.array(z.string()) } as Record<K, z.ZodArray<z.ZodString>>);

@@ -1,7 +1,6 @@
 /** The command line: parse flags, build the server, listen, close cleanly on SIGINT/SIGTERM. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './core/errors.ts';
-import { createRobotServer } from './server.ts';
 import type { Logger } from './robot/robot.ts';
 
 function parseSpeed(v: string): number | 'max' {
@@ -84,6 +83,8 @@ async function main(argv: string[]): Promise<void> {
   const started = performance.now();
   let server;
   try {
+    // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
+    const { createRobotServer } = await import('./server.ts');
     server = await createRobotServer({
       backend: opts.backend,
       robot: opts.robot,

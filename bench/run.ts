@@ -1,6 +1,6 @@
 /** `npm run bench`: prints every figure with its target and the ratio. BENCH_QUICK=1 shortens the runs. */
 import os from 'node:os';
-import { runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
+import { edgeReport, runEdgeBench, runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runVisionBench } from './vision.ts';
 
@@ -52,6 +52,27 @@ row(
 );
 const minRtf = Math.min(...load.map((r) => r.realTimeFactor));
 row('real-time factor kept under load (worst run)', fmt(minRtf, 3), '>= 0.99', minRtf >= 0.99);
+
+console.log(
+  '\n== HTTP layer against the framework ceiling: a trivial fastify route, then the Torso sim live at real time ==',
+);
+const edge = await runEdgeBench(quick ? 3 : 5, quick ? 2 : 3);
+for (const line of edgeReport(edge)) console.log(line);
+const ceiling = Math.max(...edge.rounds.trivial);
+const regRatio = Math.max(...edge.rounds.register) / ceiling;
+const robotRatio = Math.max(...edge.rounds.robot) / ceiling;
+row(
+  'GET register value (Torso) / trivial route, best rounds',
+  `${fmt(regRatio, 2)}x`,
+  '>= 0.9x',
+  regRatio >= 0.9,
+);
+row(
+  'GET /robot.json (Torso) / trivial route, best rounds',
+  `${fmt(robotRatio, 2)}x`,
+  '>= 0.4x',
+  robotRatio >= 0.4,
+);
 
 console.log('\n== Fast mode (--speed max), all motors stiff ==');
 const targets: Record<string, number> = { 'ergo-jr': 50, torso: 20, humanoid: 10 };

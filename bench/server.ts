@@ -94,6 +94,67 @@ async function load(
   };
 }
 
+export interface EdgeResult {
+  /** Requests per second of each round, per target. */
+  readonly rounds: { readonly trivial: number[]; readonly register: number[]; readonly robot: number[] };
+  readonly seconds: number;
+}
+
+/**
+ * The HTTP layer against the framework's ceiling (issue 14): a trivial fastify route in its own process, and a
+ * register read and /robot.json on the Torso sim running at real time in another, 10 connections each. The three
+ * take turns in short rounds, so that the load other processes put on the machine falls on all of them alike;
+ * the best round of each is compared.
+ */
+export async function runEdgeBench(rounds = 5, seconds = 3): Promise<EdgeResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
+  try {
+    const trivialUrl = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /listening on (http:\/\/\S+?)\/? /.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`trivial server exited with ${code}: ${out}`)));
+    });
+    const targets = {
+      trivial: `${trivialUrl}/trivial.json`,
+      register: `${torso.url}/motors/head_z/registers/present_position/value.json`,
+      robot: `${torso.url}/robot.json`,
+    };
+    const out = { trivial: [] as number[], register: [] as number[], robot: [] as number[] };
+    for (const url of Object.values(targets)) await autocannon({ url, connections: 10, duration: 1 });
+    for (let r = 0; r < rounds; r++)
+      for (const [name, url] of Object.entries(targets) as [keyof typeof out, string][]) {
+        const result = await autocannon({ url, connections: 10, duration: seconds });
+        if (result.non2xx || result.errors)
+          throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+        out[name].push(result.requests.average);
+      }
+    return { rounds: out, seconds };
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    await stopServerProcess(torso);
+  }
+}
+
+/** Lines for the edge bench: each target's rounds, best and median, and the best against the trivial route. */
+export function edgeReport(e: EdgeResult): string[] {
+  const best = (xs: number[]) => Math.max(...xs);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ceiling = best(e.rounds.trivial);
+  return (Object.entries(e.rounds) as [string, number[]][]).map(
+    ([name, xs]) =>
+      `      ${name.padEnd(10)} best ${best(xs).toFixed(0).padStart(6)} req/s  median ${median(xs).toFixed(0).padStart(6)}  rounds ${xs.map((x) => x.toFixed(0)).join(', ')}  (${(best(xs) / ceiling).toFixed(2)}x the trivial route)`,
+  );
+}
+
 /** HTTP load at 10 connections with the sim running at real time. */
 export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
   const results: LoadResult[] = [];

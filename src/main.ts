@@ -1,7 +1,6 @@
 /** The command line: parse flags, build the server, listen, close cleanly on SIGINT/SIGTERM. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './core/errors.ts';
-import { createRobotServer } from './server.ts';
 import type { Logger } from './robot/robot.ts';
 
 function parseSpeed(v: string): number | 'max' {
@@ -56,7 +55,9 @@ async function main(argv: string[]): Promise<void> {
     )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
-      new Option('--compat <profile>', 'client compatibility profile (reserved: pypot)').choices(['pypot']),
+      new Option('--compat <profile>', 'answer as pypot 5.0.2 does, for its clients (pypot)').choices([
+        'pypot',
+      ]),
     )
     .showHelpAfterError(false)
     .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
@@ -79,13 +80,11 @@ async function main(argv: string[]): Promise<void> {
     corsOrigins: string;
     compat?: 'pypot';
   }>();
-  if (opts.compat) {
-    console.error('error: --compat=pypot is reserved and not implemented in this version');
-    process.exit(2);
-  }
   const started = performance.now();
   let server;
   try {
+    // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
+    const { createRobotServer } = await import('./server.ts');
     server = await createRobotServer({
       backend: opts.backend,
       robot: opts.robot,
@@ -93,6 +92,7 @@ async function main(argv: string[]): Promise<void> {
       recordsDir: opts.recordsDir,
       primitivesDir: opts.primitivesDir,
       seed: opts.seed,
+      compat: opts.compat,
       corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
       logger,
     });

@@ -26,6 +26,9 @@ import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
+import { defaultProfile, pypotProfile } from './http/profile.ts';
+import { ChangeCounter } from './http/robot-answer.ts';
+import { MARKER_CODES } from './vision/marker.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -43,6 +46,8 @@ export interface ServerOptions {
   readonly logger?: Logger;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
+  /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (CONTRACT.md 8). */
+  readonly compat?: 'pypot';
 }
 
 export interface RobotServer {
@@ -116,18 +121,30 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
           onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
         })
       : undefined;
-  const listing: PrimitiveListing = () => primitives.listing();
+  const listing: PrimitiveListing = primitives;
+  const profile =
+    opts.compat === 'pypot'
+      ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
+      : defaultProfile;
+  const changes = new ChangeCounter();
   const routes: RouteSpec[] = [
-    ...miscRoutes(robot, listing),
-    ...motorRoutes(robot),
+    ...miscRoutes(robot, listing, changes),
+    ...motorRoutes(robot, profile.policy),
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
-    ...ikRoutes(robot, chains),
+    ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
-  const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
+  const app = buildApp({
+    routes,
+    logger,
+    corsOrigins: opts.corsOrigins,
+    title: `Poppy ${config.name}`,
+    profile,
+    changes,
+  });
   backend.start?.();
   markers?.start();
   let closing: Promise<void> | undefined;

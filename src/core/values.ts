@@ -1,6 +1,15 @@
 /** Parsing of loosely typed request values (JSON, form fields) with clear 400 errors. */
 import { badRequest } from './errors.ts';
 
+/**
+ * A number written in decimal, as JSON writes numbers (an optional sign, digits, a fraction, an exponent), with
+ * blanks around it. `Number()` alone would also read "0x10", "0b1", "Infinity" and "" (as 0).
+ */
+export const DECIMAL = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/** Longest goto, IK goto and hand drag accepted, in seconds (an hour): beyond it a request is surely a mistake. */
+export const MAX_DURATION = 3600;
+
 export function parseBoolean(value: unknown, what: string): boolean {
   if (typeof value === 'boolean') return value;
   if (value === 1 || value === 0) return value === 1;
@@ -19,12 +28,11 @@ export function parseBoolean(value: unknown, what: string): boolean {
 export function parseNumber(value: unknown, what: string): number {
   let n: number | undefined;
   if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value)))
-    n = Number(value);
+  else if (typeof value === 'string' && DECIMAL.test(value)) n = Number(value);
   if (n === undefined || !Number.isFinite(n))
     throw badRequest(
       `${what} must be a finite number`,
-      'send a JSON number such as 12.5 (a numeric string works too)',
+      'send a JSON number such as 12.5 (a decimal numeric string works too)',
       `got ${describe(value)}`,
     );
   return n;
@@ -66,27 +74,24 @@ export function parseWait(value: unknown): boolean {
   return value === true || value === 1 || value === 'true' || value === 'True' || value === '1';
 }
 
-/** A positive duration in seconds. */
-export function parseDuration(value: unknown, what = 'duration'): number {
-  if (value === undefined || value === null)
-    throw badRequest(`${what} is missing`, 'send a duration in seconds, for example "duration": 1.5');
-  const d = parseNumber(value, what);
-  if (d <= 0)
-    throw badRequest(
-      `${what} must be greater than 0`,
-      'send a duration in seconds, for example "duration": 1.5',
-      `got ${d}`,
-    );
-  return d;
-}
-
+/**
+ * A short text showing a value in an error's details. Never throws: a value nested too deep for JSON.stringify
+ * (a 5,000-level array) or with a cycle is described by its kind instead of being walked again.
+ */
 export function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value) ?? kindOf(value);
   } catch {
-    text = String(value);
+    text = kindOf(value);
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (value !== null && typeof value === 'object') return 'an object';
+  return typeof value === 'symbol' || typeof value === 'function' ? typeof value : String(value);
 }

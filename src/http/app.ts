@@ -2,11 +2,15 @@
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import { RobotError } from '../core/errors.ts';
 import type { Logger } from '../robot/robot.ts';
-import { parseBody, NO_BODY, type Body } from './body.ts';
-import { makeErrorHandler } from './errors.ts';
+import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
+import { clientErrorHandler, makeErrorHandler } from './errors.ts';
+import { openApiRoute, registerOpenApi } from './openapi.ts';
+import { defaultProfile, etagOf, type Profile } from './profile.ts';
 import { RawReply, type RouteSpec, displayPath } from './route.ts';
+import type { ChangeCounter } from './robot-answer.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
@@ -16,48 +20,126 @@ export interface AppOptions {
   /** Body size limit, bytes (default 1 MiB). */
   readonly bodyLimit?: number;
   readonly title?: string;
+  /** What clients observe (default: CONTRACT.md 1-7; pypot: CONTRACT.md 8). */
+  readonly profile?: Profile;
+  /** Bumped around every request that may change the robot (answers cached per tick watch it). */
+  readonly changes?: ChangeCounter;
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
+/** The headers of every answer when any origin is allowed (CONTRACT.md 1). */
+const OPEN_HEADERS = { 'cache-control': 'no-store', 'access-control-allow-origin': '*' };
+
+/** What the app keeps of each route, for the error handler and the profile. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    route?: RouteSpec;
+  }
+}
 
 export function buildApp(opts: AppOptions): FastifyInstance {
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
   const origins = opts.corsOrigins ?? '*';
+  const profile = opts.profile ?? defaultProfile;
   const commonHeaders = (req: FastifyRequest, reply: FastifyReply) => {
+    if (origins === '*') {
+      reply.headers(OPEN_HEADERS);
+      return;
+    }
     reply.header('Cache-Control', 'no-store');
     const origin = req.headers.origin;
-    if (origins === '*') reply.header('Access-Control-Allow-Origin', '*');
-    else if (origin && origins.includes(origin)) {
+    if (origin && origins.includes(origin)) {
       reply.header('Access-Control-Allow-Origin', origin);
       reply.header('Vary', 'Origin');
     }
   };
-  const errorHandler = makeErrorHandler(opts.logger);
+  const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
+  let closing = false;
   const app = Fastify({
     logger: false,
     bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
+    // HEAD is not an action: no HEAD twin of each GET (it would run the GET's side effects); HEAD is 405.
+    exposeHeadRoutes: false,
+    // While closing, requests get our 503 body (onRequest below), not fastify's.
+    return503OnClosing: false,
+    // Errors node's HTTP parser raises (malformed request, headers too large, request timeout): same JSON body.
+    clientErrorHandler: clientErrorHandler(profile.jsonType),
     // Errors the router raises before any hook runs (a malformed %-escape, an over-long segment): same JSON body.
     frameworkErrors: (err, req, reply) => {
       commonHeaders(req, reply);
       errorHandler(err, req, reply);
     },
   });
-  const patterns = opts.routes.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
+  // Bodies are checked by their zod schemas; a failure becomes the 400 error body in errors.ts. Params are strings
+  // the domain looks up (404 when unknown): the document takes them from the paths.
+  app.setValidatorCompiler(validatorCompiler);
+  // Answers are documented by their schemas and sent as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, text, done) => {
-    done(null, parseBody(String(text), req.headers['content-type']));
+    try {
+      done(null, parseBody(String(text), req.headers['content-type']));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
 
   app.addHook('onRequest', (req, reply, done) => {
     commonHeaders(req, reply);
+    if (closing)
+      done(
+        new RobotError(
+          'hardware',
+          'the server is shutting down',
+          'send the request again once it is back',
+          'closing',
+        ),
+      );
+    else done();
+  });
+  app.addHook('preClose', (done) => {
+    closing = true;
     done();
   });
+  if (profile.jsonType !== 'application/json; charset=utf-8' || profile.etags)
+    app.addHook('onSend', (req, reply, payload, done) => {
+      const type = reply.getHeader('content-type');
+      if (typeof type === 'string' && type.startsWith('application/json'))
+        reply.header('content-type', profile.jsonType);
+      if (
+        profile.etags &&
+        req.method === 'GET' &&
+        reply.statusCode === 200 &&
+        (typeof payload === 'string' || Buffer.isBuffer(payload))
+      ) {
+        const tag = etagOf(payload);
+        reply.header('ETag', tag);
+        if (req.headers['if-none-match'] === tag) {
+          reply.code(304);
+          done(null, '');
+          return;
+        }
+      }
+      done(null, payload);
+    });
 
   app.setErrorHandler(errorHandler);
 
-  app.setNotFoundHandler((req, reply) => {
+  const all: RouteSpec[] = [
+    {
+      method: 'GET',
+      path: '/',
+      summary: 'this page: every GET and POST path',
+      handler: () => new RawReply('text/html; charset=utf-8', indexPage(opts.title ?? 'Robot', all)),
+    },
+    openApiRoute(app),
+    ...opts.routes,
+  ];
+  const patterns = all.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
+
+  app.setNotFoundHandler((req) => {
     const path = req.url.split('?')[0]!;
     const allowed = [...new Set(patterns.filter((p) => p.re.test(path)).map((p) => p.method))];
     if (allowed.length) {
@@ -68,7 +150,6 @@ export function buildApp(opts: AppOptions): FastifyInstance {
         allowed.join(', '),
       );
     }
-    void reply;
     throw new RobotError(
       'not_found',
       `no such endpoint: ${req.method} ${path}`,
@@ -77,7 +158,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     );
   });
 
-  app.options('*', (req, reply) => {
+  app.options('*', { schema: { hide: true } }, (req, reply) => {
     reply
       .code(204)
       .header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS')
@@ -89,34 +170,86 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       .send();
   });
 
-  const all: RouteSpec[] = [
-    {
-      method: 'GET',
-      path: '/',
-      summary: 'this page: every GET and POST path',
-      handler: () => new RawReply('text/html; charset=utf-8', indexPage(opts.title ?? 'Robot', all)),
-    },
-    ...opts.routes,
-  ];
-  for (const route of all) {
-    app.route({
-      method: route.method,
-      url: route.path,
-      handler: async (req, reply) => {
-        const body = route.getWithBody
-          ? await readGetBody(req.raw, req.headers['content-type'], bodyLimit)
-          : ((req.body as Body | undefined) ?? NO_BODY);
-        const result = await route.handler({
-          params: req.params as Record<string, string>,
-          query: req.query as Record<string, string>,
-          body,
-        });
-        if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
-        return result;
-      },
-    });
-  }
+  // The document plugin must see every route: it is registered first, the routes after it.
+  registerOpenApi(app, { title: opts.title ?? 'Robot', profile });
+  void app.register(async (scope) => {
+    for (const route of all) addRoute(scope, route, profile, bodyLimit, opts.changes);
+  });
   return app;
+}
+
+function addRoute(
+  app: FastifyInstance,
+  route: RouteSpec,
+  profile: Profile,
+  bodyLimit: number,
+  changes: ChangeCounter | undefined,
+): void {
+  const changing = changes && (route.method !== 'GET' || route.action) ? changes : undefined;
+  const tip = route.tip ?? 'GET / lists every endpoint; GET /openapi.json describes each body';
+  const readsBody = route.method === 'POST' || route.getWithBody;
+  app.route({
+    method: route.method,
+    url: route.path,
+    config: { route },
+    schema: routeSchema(route),
+    preValidation: readsBody
+      ? async (req) => {
+          const raw: Body = route.getWithBody
+            ? await readGetBody(req.raw, req.headers['content-type'], bodyLimit)
+            : ((req.body as Body | undefined) ?? NO_BODY);
+          req.body = route.body ? profile.input(route, objectBody(raw, tip)) : raw;
+        }
+      : undefined,
+    handler: (req, reply) => {
+      changing?.bump();
+      const params = req.params as Record<string, string>;
+      let result: unknown;
+      try {
+        result = route.handler({
+          params,
+          query: req.query as Record<string, string>,
+          body: readsBody ? (req.body as Body) : NO_BODY,
+        });
+      } catch (err) {
+        changing?.bump();
+        return answer(reply, recover(err, params));
+      }
+      // Most reads answer at once: only a promise costs the await.
+      if (result instanceof Promise)
+        return result.then(
+          (value) => answer(reply, value),
+          (err: unknown) => {
+            changing?.bump();
+            return answer(reply, recover(err, params));
+          },
+        );
+      return answer(reply, result);
+    },
+  });
+
+  function recover(err: unknown, params: Readonly<Record<string, string>>): unknown {
+    const recovered = profile.failure(route, err, params);
+    if (!recovered) throw err;
+    return recovered.answer;
+  }
+
+  function answer(reply: FastifyReply, result: unknown): FastifyReply {
+    changing?.bump();
+    if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
+    const status = profile.status(route);
+    if (status === 204) return reply.code(204).send();
+    return reply.code(status).send(profile.answer(route, result));
+  }
+}
+
+/** The fastify schema of a route: what the validator checks (the body) and what the document shows. */
+function routeSchema(route: RouteSpec): Record<string, unknown> {
+  const schema: Record<string, unknown> = {};
+  const body = route.body ?? route.bareBody;
+  if (body) schema.body = body;
+  if (route.answer) schema.response = { 200: route.answer };
+  return schema;
 }
 
 async function readGetBody(
@@ -139,7 +272,9 @@ async function readGetBody(
 function pathRegex(path: string): RegExp {
   const escaped = path
     .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((seg) =>
+      seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/');
   return new RegExp(`^${escaped}/?$`);
 }
@@ -153,7 +288,8 @@ function indexPage(title: string, routes: readonly RouteSpec[]): string {
       .join('\n');
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${esc(title)} — REST API 4.0.0</title></head>
-<body><h1>${esc(title)}</h1><p>REST API 4.0.0. JSON in, JSON out.</p>
+<body><h1>${esc(title)}</h1><p>REST API 4.0.0. JSON in, JSON out. The reference with every body and answer:
+<a href="/docs">/docs</a> (OpenAPI document: <a href="/openapi.json">/openapi.json</a>).</p>
 <h2>GET</h2><ul>
 ${section('GET')}
 </ul><h2>POST</h2><ul>

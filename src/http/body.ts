@@ -1,6 +1,8 @@
 /**
  * Request bodies, read as CONTRACT.md 1 says: JSON first whatever the Content-Type; else form fields whose
- * values are read as JSON where they parse; else plain text.
+ * values are read as JSON where they parse; else plain text. Bodies nested deeper than MAX_DEPTH are refused
+ * (400) before anything walks them, and form fields live in an object without a prototype, so a field named
+ * `__proto__` is only a field.
  */
 import { badRequest } from '../core/errors.ts';
 import { describe } from '../core/values.ts';
@@ -13,19 +15,51 @@ export type Body =
 
 export const NO_BODY: Body = { kind: 'none' };
 
+/** Deepest nesting of arrays and objects accepted in a body; no request of this API needs more than 3. */
+export const MAX_DEPTH = 32;
+
+const DEPTH_TIP = `no field of this API nests more than 3 levels; bodies are limited to ${MAX_DEPTH}`;
+
 export function parseBody(text: string, contentType: string | undefined): Body {
   if (text.trim() === '') return NO_BODY;
+  let value: unknown;
+  let isJson = true;
   try {
-    return { kind: 'json', value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch {
-    // not JSON: fall through
+    isJson = false;
+  }
+  if (isJson) {
+    checkDepth(value);
+    return { kind: 'json', value };
   }
   if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    const fields: Record<string, unknown> = {};
-    for (const [k, v] of new URLSearchParams(text)) fields[k] = jsonOrString(v);
+    const fields = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of new URLSearchParams(text)) {
+      const field = jsonOrString(v);
+      checkDepth(field);
+      fields[k] = field;
+    }
     return { kind: 'form', fields };
   }
   return { kind: 'text', text };
+}
+
+/** Walks a parsed JSON value without recursion; 400 when it nests deeper than MAX_DEPTH. */
+function checkDepth(root: unknown): void {
+  if (root === null || typeof root !== 'object') return;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > MAX_DEPTH)
+      throw badRequest(
+        `the body is nested more than ${MAX_DEPTH} levels deep`,
+        DEPTH_TIP,
+        'arrays or objects nested too deep',
+      );
+    for (const child of Object.values(v as object))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
 }
 
 function jsonOrString(v: string): unknown {
@@ -42,13 +76,13 @@ export function bareValue(body: Body, tip: string): unknown {
     case 'json':
       return body.value;
     case 'form': {
-      if ('value' in body.fields) return body.fields.value;
+      if (Object.hasOwn(body.fields, 'value')) return body.fields.value;
       const keys = Object.keys(body.fields);
       if (keys.length === 1 && body.fields[keys[0]!] === '') return jsonOrString(keys[0]!);
       throw badRequest(
         'the body must be the new value',
         tip,
-        `form fields ${keys.join(', ')} but no "value"`,
+        `form fields ${describe(keys.join(', '))} but no "value"`,
       );
     }
     case 'text':

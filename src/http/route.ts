@@ -1,4 +1,11 @@
-/** A route as the domain sees it: one call into the domain per handler, inputs already parsed at the edge. */
+/**
+ * A route as the domain sees it: one call into the domain per handler, inputs already parsed at the edge.
+ * Routes declare their body and answer as zod schemas (src/http/schema.ts): the app validates the body with it
+ * before the handler runs, hands the handler the typed result, and documents both in the OpenAPI document.
+ * The schema fields are optional, so a route written without them still works (its handler reads the raw Body)
+ * and is still served and documented.
+ */
+import type { z } from 'zod';
 import type { Body } from './body.ts';
 
 export interface RouteRequest {
@@ -19,14 +26,71 @@ export interface RouteSpec {
   readonly method: 'GET' | 'POST';
   /** Fastify path syntax (`:name` placeholders). */
   readonly path: string;
-  /** One line for the index page. */
+  /** One line for the index page and the OpenAPI summary. */
   readonly summary: string;
   readonly handler: (req: RouteRequest) => unknown;
   /** A GET that carries a body (REST-API.md 4.6 rpy.json); fastify does not parse GET bodies itself. */
   readonly getWithBody?: boolean;
+  /**
+   * The body, an object of fields after the lenient reading (no body = {}, form fields, JSON object); when set,
+   * the handler receives the parsed value as `body`.
+   */
+  readonly body?: z.ZodType;
+  /**
+   * A body that is one bare value (register and property writes), documented only: its type depends on the
+   * register or property, so the handler reads it (`bareValue`) after the lookups that may answer 404 or 403.
+   */
+  readonly bareBody?: z.ZodType;
+  /** The tip of a 400 when the body does not fit `body`. */
+  readonly tip?: string;
+  /** The 200 answer. */
+  readonly answer?: z.ZodType;
+  /** Examples for the OpenAPI document. */
+  readonly examples?: { readonly body?: unknown; readonly answer?: unknown };
+  /** Longer text for the OpenAPI document. */
+  readonly description?: string;
+  /** A GET that changes the robot (primitive start, stop...): counted as a change like a POST. */
+  readonly action?: boolean;
+  /** Only on the sim backend. */
+  readonly simOnly?: boolean;
+  /** Not in REST API 4.0.0: this server's addition. */
+  readonly beyondV4?: boolean;
+}
+
+/** `'/motors/:motor/registers/:register/value.json'` -> `'motor' | 'register'`. */
+export type ParamNames<P extends string> = P extends `${string}:${infer N}/${infer Rest}`
+  ? N | ParamNames<`/${Rest}`>
+  : P extends `${string}:${infer N}`
+    ? N
+    : never;
+
+export interface TypedRouteRequest<P extends string, B> {
+  readonly params: Readonly<Record<ParamNames<P>, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  readonly body: B;
+}
+
+export type TypedRoute<P extends string, S extends z.ZodType | undefined> = Omit<
+  RouteSpec,
+  'path' | 'handler' | 'body'
+> & {
+  readonly path: P;
+  readonly body?: S;
+  readonly handler: (req: TypedRouteRequest<P, S extends z.ZodType ? z.output<S> : Body>) => unknown;
+};
+
+/** A route with typed params (from its path) and a typed body (from its schema). */
+export function route<P extends string, S extends z.ZodType | undefined = undefined>(
+  spec: TypedRoute<P, S>,
+): RouteSpec {
+  // The app passes the schema's output as `body` when `body` is set, the raw Body otherwise.
+  return spec as unknown as RouteSpec;
 }
 
 /** `/motors/:motor/goto.json` -> `/motors/<motor>/goto.json`, as the API documents show it. */
 export function displayPath(path: string): string {
   return path.replace(/:([A-Za-z_]+)/g, '<$1>');
 }
+
+/** `GET /motors/:motor/registers/list.json`: how profiles and the docs name a route. */
+export const routeKey = (r: Pick<RouteSpec, 'method' | 'path'>): string => `${r.method} ${r.path}`;

@@ -4,8 +4,6 @@
  * minimum-jerk path; then each control tick sets the goals from the move, interpolated linearly between samples.
  * The player is the primitive `_<move>_player`: it posts requests, the primitive manager writes the motors.
  */
-import { badRequest } from '../core/errors.ts';
-import { describe } from '../core/values.ts';
 import { Primitive, type PrimitiveContext } from '../primitives/primitive.ts';
 import type { Motor } from '../robot/motor.ts';
 import { type Move, moveDuration, sampleMove } from './move.ts';
@@ -19,19 +17,12 @@ export const TRAVEL_SPEED_DEG_S = 50;
 /** Shortest travel, so a small correction is still smooth. */
 export const MIN_TRAVEL_S = 0.3;
 
-const SPEED_TIP = 'send {"speed": 1.0}: 2 plays twice as fast, -1 plays backwards; no body plays at 1.0';
-
-/** play.json `speed`: a number or numeric string, default 1.0; 0 or not finite is 400. */
-export function parseReplaySpeed(value: unknown): number {
-  if (value === undefined) return 1;
-  let n = NaN;
-  if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '') n = Number(value);
-  if (!Number.isFinite(n))
-    throw badRequest('speed must be a finite number', SPEED_TIP, `got ${describe(value)}`);
-  if (n === 0) throw badRequest('speed must not be 0', SPEED_TIP, 'got 0');
-  return n;
-}
+/**
+ * Bounds of the replay speed, in both directions (negative plays backwards): 1/100 to 100 times the recorded
+ * speed. Slower than that a move of seconds would last days; faster, the motors cannot follow the samples.
+ */
+export const MIN_REPLAY_SPEED = 0.01;
+export const MAX_REPLAY_SPEED = 100;
 
 /** Where each motor must be at a given moment of a replay. Pure. */
 export class ReplayPlan {

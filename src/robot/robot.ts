@@ -92,7 +92,7 @@ export class Robot {
 
   /** Motor names of an alias (nested aliases expanded); 404 for anything else. */
   aliasMotors(alias: string): string[] {
-    if (!(alias in this.config.aliases))
+    if (!Object.hasOwn(this.config.aliases, alias))
       throw notFound(
         `alias "${alias}" does not exist`,
         'GET /motors/aliases/list.json lists the aliases',
@@ -166,13 +166,16 @@ export class Robot {
   /**
    * Minimum-jerk moves of several motors to user-frame targets (clamped into the limits) over `duration` seconds.
    * Validation happens before anything moves. Resolves when every motion has ended or been cancelled.
+   * A compliant motor is refused (409), unless `compliant` is 'keep-goal' (pypot's way): its goal follows the
+   * trajectory, which it does not follow while compliant, and `done` still resolves after the duration.
    */
   goto(
     targets: ReadonlyMap<Motor, number>,
     duration: number,
+    opts: { compliant?: 'reject' | 'keep-goal' } = {},
   ): { targets: Map<Motor, number>; done: Promise<void> } {
     for (const m of targets.keys()) {
-      if (m.commands.compliant)
+      if (m.commands.compliant && opts.compliant !== 'keep-goal')
         throw conflict(
           `motor "${m.name}" is compliant`,
           `make it stiff first: POST /motors/${m.name}/registers/compliant/value.json with false`,

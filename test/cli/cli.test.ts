@@ -117,7 +117,7 @@ describe('CLI (src/main.ts as a process)', function () {
       [['--backend=usb'], /--backend.*usb/],
       [['--robot=robby'], /--robot.*robby/],
       [['--seed=1.5'], /--seed/],
-      [['--compat=pypot'], /--compat/],
+      [['--compat=flask'], /--compat.*flask/],
       [['surplus'], /argument/],
     ];
     const results = await Promise.all(cases.map(([args]) => run([...args, '--port', '0'])));

@@ -1,12 +1,15 @@
-import { badRequest, notFound } from '../../core/errors.ts';
-import { describe, parseDuration, parseNumber, parseNumberArray, parseWait } from '../../core/values.ts';
+import { z } from 'zod';
+import { notFound } from '../../core/errors.ts';
 import type { KinematicChain } from '../../ik/chain.ts';
 import { rpyMatrix, solve, type IkTarget } from '../../ik/solver.ts';
 import type { Mat3 } from '../../urdf/transform.ts';
 import type { Motor } from '../../robot/motor.ts';
+import type { MotionPolicy } from '../profile.ts';
+import { schemaFailure } from '../errors.ts';
 import type { Robot } from '../../robot/robot.ts';
-import { type Body, objectBody } from '../body.ts';
-import type { RouteSpec } from '../route.ts';
+import { objectBody } from '../body.ts';
+import { route, type RouteSpec } from '../route.ts';
+import { duration, lenientNumber, triple, wait } from '../schema.ts';
 
 const GOTO_TIP =
   'send {"xyz": "0.1,-0.15,0.12", "duration": 2, "wait": true}; optional "rot": "a,b,c" (X axis of the end) or "rpy": "r,p,y" (radians)';
@@ -22,11 +25,29 @@ function poseAnswer(pose: { position: ArrayLike<number>; rotation: Mat3 }) {
   return { xyz: join4(pose.position), rot: join4([r[0], r[3], r[6]]) };
 }
 
-function triple(value: unknown, what: string): number[] {
-  return parseNumberArray(value, 3, what);
-}
+const gotoBody = z.object({
+  xyz: triple.meta({ description: 'target position of the end, metres, base frame' }),
+  rot: triple
+    .refine((v) => Math.hypot(v[0]!, v[1]!, v[2]!) >= 1e-9, { error: 'must not be the zero vector' })
+    .nullish()
+    .meta({ description: 'target X axis of the end frame ("a,b,c")' }),
+  rpy: triple.nullish().meta({ description: 'full target orientation, radians ("r,p,y"); overrides rot' }),
+  duration,
+  wait,
+});
 
-export function ikRoutes(robot: Robot, chains: ReadonlyMap<string, KinematicChain>): RouteSpec[] {
+const rpyBody = z.object({ r: lenientNumber, p: lenientNumber, y: lenientNumber });
+
+const poseSchema = z.object({
+  xyz: z.string().meta({ description: '"x,y,z" metres, 4 decimals' }),
+  rot: z.string().meta({ description: '"a,b,c": X axis of the end frame, 4 decimals' }),
+});
+
+export function ikRoutes(
+  robot: Robot,
+  chains: ReadonlyMap<string, KinematicChain>,
+  policy: MotionPolicy = { compliantGoto: 'reject' },
+): RouteSpec[] {
   const chainOf = (name: string): KinematicChain => {
     const c = chains.get(name);
     if (!c)
@@ -40,64 +61,69 @@ export function ikRoutes(robot: Robot, chains: ReadonlyMap<string, KinematicChai
   const present = (chain: KinematicChain) => chain.motors.map((m) => robot.motor(m).state.presentPosition);
 
   return [
-    {
+    route({
       method: 'GET',
       path: '/ik/:chain/value.json',
       summary: 'end position (m) and X axis of a chain, from the present pose',
+      answer: poseSchema,
+      examples: { answer: { xyz: '0.0011,-0.0352,0.2148', rot: '0.0,1.0,0.0' } },
       handler: ({ params }) => {
-        const chain = chainOf(params.chain!);
+        const chain = chainOf(params.chain);
         return poseAnswer(chain.forward(present(chain)));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/ik/:chain/goto.json',
       summary: 'move a chain to a cartesian position (and orientation) over a duration',
+      description:
+        'The answer is the pose the chain is commanded to reach; an unreachable target goes to the closest reachable pose.',
+      body: gotoBody,
+      tip: GOTO_TIP,
+      answer: poseSchema,
+      examples: {
+        body: { xyz: '0.1,-0.15,0.12', duration: 2, wait: true },
+        answer: { xyz: '0.1,-0.15,0.12', rot: '0.3162,-0.9487,0.0' },
+      },
       handler: async ({ params, body }) => {
-        const chain = chainOf(params.chain!);
-        const b = objectBody(body, GOTO_TIP);
-        if (b.xyz === undefined) throw badRequest('xyz is missing', GOTO_TIP);
-        const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: triple(b.xyz, 'xyz') };
-        if (b.rpy !== undefined && b.rpy !== null) {
-          const [r, p, y] = triple(b.rpy, 'rpy');
-          target.rotation = rpyMatrix(r!, p!, y!);
-        } else if (b.rot !== undefined && b.rot !== null) {
-          const rot = triple(b.rot, 'rot');
-          if (Math.hypot(rot[0]!, rot[1]!, rot[2]!) < 1e-9)
-            throw badRequest('rot must not be the zero vector', GOTO_TIP, `got ${describe(b.rot)}`);
-          target.rot = rot;
-        }
-        const duration = parseDuration(b.duration);
-        const wait = parseWait(b.wait);
+        const chain = chainOf(params.chain);
+        const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
+        if (body.rpy) target.rotation = rpyMatrix(body.rpy[0]!, body.rpy[1]!, body.rpy[2]!);
+        else if (body.rot) target.rot = body.rot;
         const solution = solve(chain, target, present(chain));
         const targets = new Map<Motor, number>();
         chain.motors.forEach((name, i) => {
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
         });
-        const { done } = robot.goto(targets, duration);
-        if (wait) await done;
+        const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
+        if (body.wait) await done;
         return poseAnswer(solution);
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/ik/:chain/rpy.json',
       summary: 'rotation matrix Rz(y) Ry(p) Rx(r) of roll, pitch, yaw in radians (JSON body or query string)',
       getWithBody: true,
-      handler: ({ params, body, query }) => {
-        chainOf(params.chain!);
-        const fields = rpyFields(body, query);
-        const angles = (['r', 'p', 'y'] as const).map((k) => {
-          if (fields[k] === undefined) throw badRequest(`${k} is missing`, RPY_TIP);
-          return parseNumber(fields[k], k);
-        });
-        return { rpy: rpyMatrix(angles[0]!, angles[1]!, angles[2]!) };
+      tip: RPY_TIP,
+      answer: z.object({ rpy: z.array(z.array(z.number())) }),
+      examples: {
+        answer: {
+          rpy: [
+            [1, 0, 0],
+            [0, 1, 0],
+            [0, 0, 1],
+          ],
+        },
       },
-    },
+      handler: ({ params, body, query }) => {
+        chainOf(params.chain);
+        const fields = body.kind !== 'none' ? objectBody(body, RPY_TIP) : query;
+        const parsed = rpyBody.safeParse(fields);
+        if (!parsed.success) throw schemaFailure(parsed.error, fields, RPY_TIP);
+        const { r, p, y } = parsed.data;
+        return { rpy: rpyMatrix(r, p, y) };
+      },
+    }),
   ];
-}
-
-function rpyFields(body: Body, query: Readonly<Record<string, string>>): Record<string, unknown> {
-  if (body.kind !== 'none') return objectBody(body, RPY_TIP);
-  return query;
 }

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import type { Robot } from '../../robot/robot.ts';
-import { motorSnapshot } from '../../robot/motor-registers.ts';
-import type { RouteSpec } from '../route.ts';
+import { type ChangeCounter, type PrimitiveCatalogue, robotJsonWriter } from '../robot-answer.ts';
+import { z } from 'zod';
+import { RawReply, route, type RouteSpec } from '../route.ts';
 
 /** What /robot.json shows of each primitive (CONTRACT.md 2). */
 export interface PrimitiveEntry {
@@ -11,7 +12,7 @@ export interface PrimitiveEntry {
   methods: string[];
 }
 
-export type PrimitiveListing = () => PrimitiveEntry[];
+export type PrimitiveListing = PrimitiveCatalogue<{ readonly name: string; readonly running: boolean }>;
 
 /** The host's first non-internal IPv4 address, 127.0.0.1 when there is none. */
 export function hostIp(): string {
@@ -21,14 +22,33 @@ export function hostIp(): string {
   return '127.0.0.1';
 }
 
-export function miscRoutes(robot: Robot, primitives: PrimitiveListing): RouteSpec[] {
+export function miscRoutes(robot: Robot, primitives: PrimitiveListing, changes?: ChangeCounter): RouteSpec[] {
+  const robotJson = robotJsonWriter(robot, primitives, changes);
   return [
-    {
+    route({
       method: 'GET',
       path: '/robot.json',
-      summary: 'every motor with every register, and every primitive',
-      handler: () => ({ motors: robot.motors.map(motorSnapshot), primitives: primitives() }),
-    },
-    { method: 'GET', path: '/ip.json', summary: "the robot's IP address", handler: () => ({ ip: hostIp() }) },
+      summary: 'every motor with every register (but safe_compliant), and every primitive',
+      answer: z.object({
+        motors: z.array(z.record(z.string(), z.unknown())),
+        primitives: z.array(
+          z.object({
+            primitive: z.string(),
+            running: z.boolean(),
+            properties: z.array(z.string()),
+            methods: z.array(z.string()),
+          }),
+        ),
+      }),
+      handler: () => new RawReply('application/json; charset=utf-8', robotJson()),
+    }),
+    route({
+      method: 'GET',
+      path: '/ip.json',
+      summary: "the robot's IP address (its first non-internal IPv4; 127.0.0.1 when none)",
+      answer: z.object({ ip: z.string() }),
+      examples: { answer: { ip: '192.168.1.42' } },
+      handler: () => ({ ip: hostIp() }),
+    }),
   ];
 }

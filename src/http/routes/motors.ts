@@ -1,74 +1,132 @@
+import { z } from 'zod';
 import { badRequest, notFound } from '../../core/errors.ts';
-import { parseDuration, parseNumber, parseWait, describe } from '../../core/values.ts';
 import type { Motor } from '../../robot/motor.ts';
 import { checkWritable, readRegister, writeRegister } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';
-import { bareValue, objectBody } from '../body.ts';
-import type { RouteSpec } from '../route.ts';
+import { bareValue } from '../body.ts';
+import type { MotionPolicy } from '../profile.ts';
+import { route, type RouteSpec } from '../route.ts';
+import { anyValue, duration, lenientNumber, registerValue, wait } from '../schema.ts';
 
 const GOTO_TIP = 'send {"position": 30, "duration": 1.5, "wait": false}';
 const MULTI_GOTO_TIP = 'send {"motors": ["m1", "m2"], "positions": [10, -20], "duration": 2, "wait": false}';
 
+const gotoBody = z.object({
+  position: lenientNumber.meta({
+    description: 'target, degrees (user frame); clamped into the angle limits',
+  }),
+  duration,
+  wait,
+});
+
+const multiGotoBody = z
+  .object({
+    motors: z
+      .array(z.string({ error: 'must be a motor name' }), { error: 'must be an array of motor names' })
+      .min(1, { error: 'must not be empty' })
+      .meta({ description: 'motor names' }),
+    positions: z
+      .array(lenientNumber, { error: 'must be an array of numbers' })
+      .meta({ description: 'targets, degrees, one per motor' }),
+    duration,
+    wait,
+  })
+  .refine((b) => b.motors.length === b.positions.length, {
+    error: 'and motors must have the same length',
+    path: ['positions'],
+  });
+
+const gotoAnswer = z.object({
+  motors: z.record(z.string(), z.number()).meta({ description: 'motor -> target after clamping, degrees' }),
+  duration: z.number(),
+  waiting: z.boolean().meta({ description: 'whether the answer came after the motion' }),
+});
+
 /** Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`. */
-async function gotoAnswer(robot: Robot, targets: Map<Motor, number>, duration: number, wait: boolean) {
-  const { targets: clamped, done } = robot.goto(targets, duration);
-  if (wait) await done;
+async function startGoto(
+  robot: Robot,
+  policy: MotionPolicy,
+  targets: Map<Motor, number>,
+  seconds: number,
+  waiting: boolean,
+) {
+  const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
+  if (waiting) await done;
   const motors: Record<string, number> = {};
   for (const [m, t] of clamped) motors[m.name] = t;
-  return { motors, duration, waiting: wait };
+  return { motors, duration: seconds, waiting };
 }
 
-export function motorRoutes(robot: Robot): RouteSpec[] {
+export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
+  const names = robot.motors.map((m) => m.name);
   return [
-    {
+    route({
       method: 'GET',
       path: '/motors/list.json',
       summary: 'all motor names',
+      answer: z.object({ motors: z.array(z.string()) }),
+      examples: { answer: { motors: names } },
       handler: () => ({ motors: robot.motors.map((m) => m.name) }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/motors/aliases/list.json',
       summary: 'all alias names',
+      answer: z.object({ aliases: z.array(z.string()) }),
+      examples: { answer: { aliases: robot.aliases } },
       handler: () => ({ aliases: robot.aliases }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/motors/:alias/list.json',
-      summary: 'motor names of an alias',
-      handler: ({ params }) => ({ [params.alias!]: robot.aliasMotors(params.alias!) }),
-    },
-    {
+      summary: 'motor names of an alias (nested aliases expanded)',
+      answer: z.record(z.string(), z.array(z.string())),
+      handler: ({ params }) => ({
+        [params.alias]: params.alias === policy.allMotorsAlias ? [...names] : robot.aliasMotors(params.alias),
+      }),
+    }),
+    route({
       method: 'GET',
       path: '/motors/:motor/registers/list.json',
       summary: "a motor's register names",
-      handler: ({ params }) => ({ registers: [...robot.motor(params.motor!).registers] }),
-    },
-    {
+      answer: z.object({ registers: z.array(z.string()) }),
+      handler: ({ params }) => ({ registers: [...robot.motor(params.motor).registers] }),
+    }),
+    route({
       method: 'GET',
       path: '/motors/:motor/registers/:register/value.json',
       summary: 'read a register',
+      answer: z.record(z.string(), registerValue),
+      examples: { answer: { present_position: 12.3 } },
       handler: ({ params }) => ({
-        [params.register!]: readRegister(robot.motor(params.motor!), params.register!),
+        [params.register]: readRegister(robot.motor(params.motor), params.register),
       }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/motors/:motor/registers/:register/value.json',
       summary: 'write a register (the body is the bare new value)',
+      description:
+        'Writable: goal_position, goal_speed, moving_speed, torque_limit, compliant, safe_compliant, pid, ' +
+        'compliance_margin, compliance_slope, led, control_mode (403 for the others). Booleans also as ' +
+        '"true"/"false"/1/0, numbers also as decimal strings. goal_position and torque_limit are clamped.',
+      bareBody: anyValue,
+      answer: z.record(z.string(), registerValue),
+      examples: { body: 30, answer: { goal_position: 30 } },
       handler: ({ params, body }) => {
-        const m = robot.motor(params.motor!);
-        checkWritable(m, params.register!); // 404 or 403 before reading the body
+        const m = robot.motor(params.motor);
+        checkWritable(m, params.register); // 404 or 403 before reading the body
         const value = bareValue(body, 'the body is the new value as JSON, for example 30 or true');
-        return { [params.register!]: writeRegister(robot, m, params.register!, value) };
+        return { [params.register]: writeRegister(robot, m, params.register, value) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/motors/registers/:register/list.json',
       summary: 'one register of every motor that has it',
+      answer: z.record(z.string(), z.record(z.string(), registerValue)),
       handler: ({ params }) => {
-        const reg = params.register!;
+        const reg = params.register;
         const having = robot.motors.filter((m) => m.hasRegister(reg));
         if (!having.length)
           throw notFound(
@@ -77,57 +135,43 @@ export function motorRoutes(robot: Robot): RouteSpec[] {
           );
         return { [reg]: Object.fromEntries(having.map((m) => [m.name, readRegister(m, reg)])) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/motors/:motor/goto.json',
-      summary: 'move one motor to a position over a duration',
-      handler: async ({ params, body }) => {
-        const m = robot.motor(params.motor!);
-        const b = objectBody(body, GOTO_TIP);
-        if (b.position === undefined) throw badRequest('position is missing', GOTO_TIP);
-        const position = parseNumber(b.position, 'position');
-        const duration = parseDuration(b.duration);
-        return gotoAnswer(robot, new Map([[m, position]]), duration, parseWait(b.wait));
+      summary: 'move one motor to a position over a duration (minimum jerk)',
+      body: gotoBody,
+      tip: GOTO_TIP,
+      answer: gotoAnswer,
+      examples: {
+        body: { position: 30, duration: 1.5, wait: true },
+        answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
       },
-    },
-    {
+      handler: async ({ params, body }) => {
+        const m = robot.motor(params.motor);
+        return startGoto(robot, policy, new Map([[m, body.position]]), body.duration, body.wait);
+      },
+    }),
+    route({
       method: 'POST',
       path: '/motors/goto.json',
-      summary: 'move several motors to positions over a duration',
+      summary: 'move several motors to positions over a duration (nothing moves if one is wrong)',
+      body: multiGotoBody,
+      tip: MULTI_GOTO_TIP,
+      answer: gotoAnswer,
+      examples: {
+        body: { motors: ['m1', 'm2'], positions: [10, -20], duration: 2, wait: false },
+        answer: { motors: { m1: 10, m2: -20 }, duration: 2, waiting: false },
+      },
       handler: async ({ body }) => {
-        const b = objectBody(body, MULTI_GOTO_TIP);
-        if (!Array.isArray(b.motors))
-          throw badRequest(
-            'motors must be an array of motor names',
-            MULTI_GOTO_TIP,
-            `got ${describe(b.motors)}`,
-          );
-        if (!Array.isArray(b.positions))
-          throw badRequest(
-            'positions must be an array of numbers',
-            MULTI_GOTO_TIP,
-            `got ${describe(b.positions)}`,
-          );
-        if (b.motors.length !== b.positions.length)
-          throw badRequest(
-            'motors and positions must have the same length',
-            MULTI_GOTO_TIP,
-            `${b.motors.length} motors, ${b.positions.length} positions`,
-          );
-        if (!b.motors.length) throw badRequest('motors is empty', MULTI_GOTO_TIP);
-        const positions: unknown[] = b.positions;
         const targets = new Map<Motor, number>();
-        b.motors.forEach((name, i) => {
-          if (typeof name !== 'string')
-            throw badRequest(`motors[${i}] must be a motor name`, MULTI_GOTO_TIP, `got ${describe(name)}`);
+        body.motors.forEach((name, i) => {
           const m = robot.motor(name);
           if (targets.has(m)) throw badRequest(`motor "${name}" is listed twice`, MULTI_GOTO_TIP);
-          targets.set(m, parseNumber(positions[i], `positions[${i}]`));
+          targets.set(m, body.positions[i]!);
         });
-        const duration = parseDuration(b.duration);
-        return gotoAnswer(robot, targets, duration, parseWait(b.wait));
+        return startGoto(robot, policy, targets, body.duration, body.wait);
       },
-    },
+    }),
   ];
 }

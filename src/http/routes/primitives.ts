@@ -1,80 +1,104 @@
 /** /primitives: list, lifecycle, declared properties and methods (REST-API.md 4.5, CONTRACT.md 5). */
 import type { MethodArgs, PrimitiveManager } from '../../primitives/manager.ts';
+import { z } from 'zod';
 import { bareValue, type Body } from '../body.ts';
-import type { RouteSpec } from '../route.ts';
+import { route, type RouteSpec } from '../route.ts';
+import { anyValue, nameToWord } from '../schema.ts';
+
+const names = z.array(z.string());
 
 export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
-  const names = (list: { name: string }[]) => list.map((p) => p.name);
+  const nameList = (list: { name: string }[]) => list.map((p) => p.name);
   const lifecycle = (
     verb: 'start' | 'stop' | 'pause' | 'resume',
     answer: string,
     summary: string,
-  ): RouteSpec => ({
-    method: 'GET',
-    path: `/primitives/:primitive/${verb}.json`,
-    summary,
-    handler: async ({ params }) => {
-      const p = manager.get(params.primitive!);
-      await (verb === 'start' ? p.start() : verb === 'stop' ? p.stop() : p[verb]());
-      return { [p.name]: answer };
-    },
-  });
+  ): RouteSpec =>
+    route({
+      method: 'GET',
+      path: `/primitives/:primitive/${verb}.json` as '/primitives/:primitive/start.json',
+      summary,
+      action: true,
+      answer: nameToWord,
+      examples: { answer: { dance: answer } },
+      handler: async ({ params }) => {
+        const p = manager.get(params.primitive);
+        await (verb === 'start' ? p.start() : verb === 'stop' ? p.stop() : p[verb]());
+        return { [p.name]: answer };
+      },
+    });
   return [
-    {
+    route({
       method: 'GET',
       path: '/primitives/list.json',
       summary: 'all primitive names',
-      handler: () => ({ primitives: names(manager.list()) }),
-    },
-    {
+      answer: z.object({ primitives: names }),
+      handler: () => ({ primitives: nameList(manager.list()) }),
+    }),
+    route({
       method: 'GET',
       path: '/primitives/running/list.json',
       summary: 'the running (or paused) primitives',
+      description:
+        'The same list under both keys: `primitives` (REST API 4.0.0) and `running_primitives` (pypot).',
+      answer: z.object({ primitives: names, running_primitives: names }),
       handler: () => {
-        const running = names(manager.runningList());
+        const running = nameList(manager.runningList());
         return { primitives: running, running_primitives: [...running] };
       },
-    },
+    }),
     lifecycle('start', 'started', 'start a primitive (a running one stays as it is)'),
     lifecycle('stop', 'stopped', 'stop a primitive, after its teardown'),
     lifecycle('pause', 'paused', 'pause a running primitive'),
     lifecycle('resume', 'resumed', 'resume a paused primitive'),
-    {
+    route({
       method: 'GET',
       path: '/primitives/:primitive/properties/list.json',
       summary: "a primitive's property names",
+      answer: z.object({ property: names }),
       handler: ({ params }) => ({
-        property: names(manager.propertiesOf(manager.get(params.primitive!))),
+        property: nameList(manager.propertiesOf(manager.get(params.primitive))),
       }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/primitives/:primitive/properties/:prop/value.json',
       summary: 'read a property',
-      handler: ({ params }) => manager.readProperty(params.primitive!, params.prop!),
-    },
-    {
+      answer: z.record(z.string(), z.unknown()),
+      examples: { answer: { 'sinus.amplitude': 30 } },
+      handler: ({ params }) => manager.readProperty(params.primitive, params.prop),
+    }),
+    route({
       method: 'POST',
       path: '/primitives/:primitive/properties/:prop/value.json',
       summary: 'write a property (the body is the bare new value)',
+      bareBody: anyValue,
+      answer: z.record(z.string(), z.unknown()),
+      examples: { body: 30, answer: { 'sinus.amplitude': 30 } },
       handler: ({ params, body }) =>
-        manager.writeProperty(params.primitive!, params.prop!, () =>
+        manager.writeProperty(params.primitive, params.prop, () =>
           bareValue(body, 'the body is the new value as JSON, for example 30 or "m1"'),
         ),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/primitives/:primitive/methods/list.json',
       summary: "a primitive's method names",
-      handler: ({ params }) => ({ methods: names(manager.methodsOf(manager.get(params.primitive!))) }),
-    },
-    {
+      answer: z.object({ methods: names }),
+      handler: ({ params }) => ({ methods: nameList(manager.methodsOf(manager.get(params.primitive))) }),
+    }),
+    route({
       method: 'POST',
       path: '/primitives/:primitive/methods/:method/args.json',
       summary:
         'call a method: object body = named arguments, array = positional, other value = one, empty = none',
-      handler: ({ params, body }) => manager.callMethod(params.primitive!, params.method!, argsOf(body)),
-    },
+      bareBody: z
+        .unknown()
+        .meta({ description: 'the arguments: object = named, array = positional, other = one' }),
+      answer: z.record(z.string(), z.unknown()),
+      examples: { body: { amplitude: 10 }, answer: { 'sinus:reset': null } },
+      handler: ({ params, body }) => manager.callMethod(params.primitive, params.method, argsOf(body)),
+    }),
   ];
 }
 

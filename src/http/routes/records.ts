@@ -1,9 +1,10 @@
+import { z } from 'zod';
 import { RobotError } from '../../core/errors.ts';
 import { assertMoveName } from '../../records/move.ts';
-import { parseReplaySpeed } from '../../records/player.ts';
+import { MAX_REPLAY_SPEED, MIN_REPLAY_SPEED } from '../../records/player.ts';
 import type { RecordsService } from '../../records/service.ts';
-import { objectBody } from '../body.ts';
-import type { RouteSpec } from '../route.ts';
+import { route, type RouteSpec } from '../route.ts';
+import { lenientNumber, nameToWord } from '../schema.ts';
 
 const RECORD_TIP = 'send {"motors": ["m1", "m2"]} or {"motors": "m1,m2"}, or no body to record every motor';
 const PLAY_TIP = 'send {"speed": 1.0} (negative plays backwards), or no body';
@@ -18,70 +19,113 @@ const OPERATIONS: Readonly<Record<string, 'GET' | 'POST'>> = {
   'delete.json': 'POST',
 };
 
+const recordBody = z.object({
+  motors: z
+    .union([z.array(z.unknown()), z.string()], { error: 'must be an array of motor names or "m1,m2"' })
+    .optional()
+    .meta({
+      description: 'motor or alias names, an array or one comma-separated string; default: every motor',
+    }),
+});
+
+const playBody = z.object({
+  speed: lenientNumber
+    .refine((s) => Math.abs(s) >= MIN_REPLAY_SPEED && Math.abs(s) <= MAX_REPLAY_SPEED, {
+      error: `must be from ${MIN_REPLAY_SPEED} to ${MAX_REPLAY_SPEED}, or from -${MAX_REPLAY_SPEED} to -${MIN_REPLAY_SPEED} (backwards)`,
+    })
+    .default(1)
+    .meta({
+      description: `replay speed, default 1; negative plays backwards; ${MIN_REPLAY_SPEED} <= |speed| <= ${MAX_REPLAY_SPEED}`,
+    }),
+});
+
+const trajectory = z
+  .object({ length: z.number().meta({ description: 'number of time keys' }) })
+  .catchall(z.unknown())
+  .meta({ description: '{<move>: {<t>: {<motor>: [position, speed]}}, length}' });
+
 /** REST-API.md 4.4 with the rules of CONTRACT.md 4. */
 export function recordRoutes(records: RecordsService): RouteSpec[] {
   const routes: RouteSpec[] = [
-    {
+    route({
       method: 'GET',
       path: '/records/list.json',
       summary: 'the saved moves, sorted by name',
+      answer: z.object({ moves: z.array(z.string()) }),
+      examples: { answer: { moves: ['wave'] } },
       handler: async () => ({ moves: await records.list() }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/records/:move/value.json',
       summary: 'the trajectory of a saved move, or of one being recorded',
-      handler: ({ params }) => records.value(params.move!),
-    },
-    {
+      answer: trajectory,
+      examples: { answer: { wave: { '0.0': { m1: [0.5, 0] }, '0.02': { m1: [0.7, 10] } }, length: 2 } },
+      handler: ({ params }) => records.value(params.move),
+    }),
+    route({
       method: 'POST',
       path: '/records/:move/record.json',
       summary: 'start recording a move (body {"motors": [...]} optional: every motor by default)',
+      body: recordBody,
+      tip: RECORD_TIP,
+      answer: nameToWord,
+      examples: { body: { motors: ['m1', 'm2'] }, answer: { wave: 'recording' } },
       handler: async ({ params, body }) => {
-        const name = params.move!;
+        const name = params.move;
         assertMoveName(name);
-        await records.record(name, objectBody(body, RECORD_TIP).motors);
+        await records.record(name, body.motors);
         return { [name]: 'recording' };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/records/:move/save.json',
       summary: 'stop recording and save the move',
+      answer: nameToWord,
+      examples: { answer: { wave: 'saved' } },
       handler: async ({ params }) => {
-        await records.save(params.move!);
-        return { [params.move!]: 'saved' };
+        await records.save(params.move);
+        return { [params.move]: 'saved' };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/records/:move/play.json',
       summary: 'replay a move (body {"speed": 1.0} optional; negative plays backwards)',
+      body: playBody,
+      tip: PLAY_TIP,
+      answer: nameToWord,
+      examples: { body: { speed: -1 }, answer: { wave: 'started replay' } },
       handler: async ({ params, body }) => {
-        const name = params.move!;
+        const name = params.move;
         assertMoveName(name);
-        await records.play(name, parseReplaySpeed(objectBody(body, PLAY_TIP).speed));
+        await records.play(name, body.speed);
         return { [name]: 'started replay' };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/records/:move/stop.json',
       summary: 'stop the replay of a move',
+      answer: nameToWord,
+      examples: { answer: { wave: 'stopped' } },
       handler: async ({ params }) => {
-        await records.stop(params.move!);
-        return { [params.move!]: 'stopped' };
+        await records.stop(params.move);
+        return { [params.move]: 'stopped' };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/records/:move/delete.json',
       summary: 'stop and delete a move, from disk and memory',
+      answer: nameToWord,
+      examples: { answer: { wave: 'deleted' } },
       handler: async ({ params }) => {
-        await records.delete(params.move!);
-        return { [params.move!]: 'deleted' };
+        await records.delete(params.move);
+        return { [params.move]: 'deleted' };
       },
-    },
+    }),
   ];
   // A name with a "/" spans several path segments: answer 400 for it as for any other bad name.
   for (const method of ['GET', 'POST'] as const)
@@ -89,6 +133,7 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       method,
       path: '/records/*',
       summary: 'a move name with a "/" in it: 400',
+      beyondV4: true,
       handler: ({ params }) => badPath(method, params['*'] ?? ''),
     });
   return routes;

@@ -11,7 +11,7 @@ import { loadUrdf } from './urdf/parse.ts';
 import type { UrdfRobot } from './urdf/types.ts';
 import { SimBackend, type SimSpeed } from './sim/backend.ts';
 import { type Logger, Robot, silentLogger } from './robot/robot.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, type HttpTimeouts } from './http/app.ts';
 import type { RouteSpec } from './http/route.ts';
 import { motorRoutes } from './http/routes/motors.ts';
 import { miscRoutes, type PrimitiveListing } from './http/routes/misc.ts';
@@ -40,7 +40,14 @@ export interface ServerOptions {
   readonly logger?: Logger;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
+  /** Header, request and idle timeouts of the HTTP connections (ms). */
+  readonly timeouts?: Partial<HttpTimeouts>;
+  /** Log every request at debug level. */
+  readonly requestLog?: boolean;
 }
+
+/** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
+const CLOSE_GRACE_MS = 300;
 
 export interface RobotServer {
   readonly app: FastifyInstance;
@@ -112,7 +119,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
-  const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
+  const app = buildApp({
+    routes,
+    logger,
+    corsOrigins: opts.corsOrigins,
+    title: `Poppy ${config.name}`,
+    timeouts: opts.timeouts,
+    requestLog: opts.requestLog,
+  });
   backend.start?.();
   let closing: Promise<void> | undefined;
   return {
@@ -124,7 +138,16 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     records,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the
+        // app; busy ones (a half-sent body, a slow client) get a short grace, then are cut.
+        robot.beginShutdown();
+        await new Promise((resolve) => setImmediate(resolve));
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await records.close();
         await primitives.close();
         await robot.stop();

@@ -16,7 +16,20 @@ export interface AppOptions {
   /** Body size limit, bytes (default 1 MiB). */
   readonly bodyLimit?: number;
   readonly title?: string;
+  /** Log every request at debug level (method, URL, status, milliseconds). */
+  readonly requestLog?: boolean;
+  /** Connection timeouts (ms); see HttpTimeouts. */
+  readonly timeouts?: Partial<HttpTimeouts>;
 }
+
+/** How long a client may take (ms): to send its headers, its whole request, and to stay idle between requests. */
+export interface HttpTimeouts {
+  readonly headers: number;
+  readonly request: number;
+  readonly idle: number;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { headers: 10_000, request: 30_000, idle: 5_000 };
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
 
@@ -33,9 +46,19 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     }
   };
   const errorHandler = makeErrorHandler(opts.logger);
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const app = Fastify({
     logger: false,
     bodyLimit,
+    // Idle keep-alive sockets close with the server; busy ones are closed by the server's close() after a grace.
+    forceCloseConnections: 'idle',
+    requestTimeout: timeouts.request,
+    keepAliveTimeout: timeouts.idle,
+    // Node checks the header and request timeouts at this interval (default 30 s): often enough to honour them.
+    http: {
+      headersTimeout: timeouts.headers,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, timeouts.headers / 4)),
+    },
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
     // Errors the router raises before any hook runs (a malformed %-escape, an over-long segment): same JSON body.
     frameworkErrors: (err, req, reply) => {
@@ -56,6 +79,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   });
 
   app.setErrorHandler(errorHandler);
+
+  const debug = opts.logger.debug;
+  if (opts.requestLog && debug)
+    app.addHook('onResponse', (req, reply, done) => {
+      debug(`${req.method} ${req.url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`);
+      done();
+    });
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
@@ -103,6 +133,16 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       method: route.method,
       url: route.path,
       handler: async (req, reply) => {
+        let gone: AbortController | undefined;
+        const clientGone = () => {
+          if (!gone) {
+            const ctl = (gone = new AbortController());
+            reply.raw.once('close', () => {
+              if (!reply.raw.writableFinished) ctl.abort();
+            });
+          }
+          return gone.signal;
+        };
         const body = route.getWithBody
           ? await readGetBody(req.raw, req.headers['content-type'], bodyLimit)
           : ((req.body as Body | undefined) ?? NO_BODY);
@@ -110,6 +150,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
           params: req.params as Record<string, string>,
           query: req.query as Record<string, string>,
           body,
+          get clientGone() {
+            return clientGone();
+          },
         });
         if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
         return result;
@@ -126,13 +169,15 @@ async function readGetBody(
 ): Promise<Body> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // Past the limit the rest is read and dropped (the request timeout bounds it): leaving the loop would destroy the
+  // request stream, and the 413 could never be sent on the socket.
   for await (const chunk of stream) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += buf.length;
-    if (size > limit)
-      throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
-    chunks.push(buf);
+    if (size <= limit) chunks.push(buf);
   }
+  if (size > limit)
+    throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
   return parseBody(Buffer.concat(chunks).toString('utf8'), contentType);
 }
 

@@ -5,6 +5,8 @@ export interface RouteRequest {
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
   readonly body: Body;
+  /** Aborts when the client goes away before the answer is sent (a `wait` then stops waiting). */
+  readonly clientGone?: AbortSignal;
 }
 
 /** A non-JSON answer (the HTML index, PNG frames). */

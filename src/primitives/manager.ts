@@ -43,7 +43,7 @@ export type MethodArgs =
   { readonly named: Readonly<Record<string, unknown>> } | { readonly positional: readonly unknown[] };
 
 /** How long close() waits (wall clock) for a primitive that does not stop, so shutting down never hangs. */
-const CLOSE_TIMEOUT_MS = 3000;
+const CLOSE_TIMEOUT_MS = 1000;
 
 export class PrimitiveManager {
   readonly robot: Robot;

@@ -53,7 +53,7 @@ export function ikRoutes(robot: Robot, chains: ReadonlyMap<string, KinematicChai
       method: 'POST',
       path: '/ik/:chain/goto.json',
       summary: 'move a chain to a cartesian position (and orientation) over a duration',
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, clientGone }) => {
         const chain = chainOf(params.chain!);
         const b = objectBody(body, GOTO_TIP);
         if (b.xyz === undefined) throw badRequest('xyz is missing', GOTO_TIP);
@@ -75,8 +75,8 @@ export function ikRoutes(robot: Robot, chains: ReadonlyMap<string, KinematicChai
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
         });
         const { done } = robot.goto(targets, duration);
-        if (wait) await done;
-        return poseAnswer(solution);
+        const outcome = wait ? await robot.waitFor(done, clientGone) : undefined;
+        return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };
       },
     },
     {

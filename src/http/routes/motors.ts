@@ -9,13 +9,22 @@ import type { RouteSpec } from '../route.ts';
 const GOTO_TIP = 'send {"position": 30, "duration": 1.5, "wait": false}';
 const MULTI_GOTO_TIP = 'send {"motors": ["m1", "m2"], "positions": [10, -20], "duration": 2, "wait": false}';
 
-/** Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`. */
-async function gotoAnswer(robot: Robot, targets: Map<Motor, number>, duration: number, wait: boolean) {
+/**
+ * Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`; a waited goto that a
+ * newer command cut short answers `cancelled: true` (README "Honest answers").
+ */
+async function gotoAnswer(
+  robot: Robot,
+  targets: Map<Motor, number>,
+  duration: number,
+  wait: boolean,
+  clientGone: AbortSignal | undefined,
+) {
   const { targets: clamped, done } = robot.goto(targets, duration);
-  if (wait) await done;
+  const outcome = wait ? await robot.waitFor(done, clientGone) : undefined;
   const motors: Record<string, number> = {};
   for (const [m, t] of clamped) motors[m.name] = t;
-  return { motors, duration, waiting: wait };
+  return { motors, duration, waiting: wait, ...(outcome && { cancelled: outcome.cancelled }) };
 }
 
 export function motorRoutes(robot: Robot): RouteSpec[] {
@@ -82,20 +91,20 @@ export function motorRoutes(robot: Robot): RouteSpec[] {
       method: 'POST',
       path: '/motors/:motor/goto.json',
       summary: 'move one motor to a position over a duration',
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, clientGone }) => {
         const m = robot.motor(params.motor!);
         const b = objectBody(body, GOTO_TIP);
         if (b.position === undefined) throw badRequest('position is missing', GOTO_TIP);
         const position = parseNumber(b.position, 'position');
         const duration = parseDuration(b.duration);
-        return gotoAnswer(robot, new Map([[m, position]]), duration, parseWait(b.wait));
+        return gotoAnswer(robot, new Map([[m, position]]), duration, parseWait(b.wait), clientGone);
       },
     },
     {
       method: 'POST',
       path: '/motors/goto.json',
       summary: 'move several motors to positions over a duration',
-      handler: async ({ body }) => {
+      handler: async ({ body, clientGone }) => {
         const b = objectBody(body, MULTI_GOTO_TIP);
         if (!Array.isArray(b.motors))
           throw badRequest(
@@ -126,7 +135,7 @@ export function motorRoutes(robot: Robot): RouteSpec[] {
           targets.set(m, parseNumber(positions[i], `positions[${i}]`));
         });
         const duration = parseDuration(b.duration);
-        return gotoAnswer(robot, targets, duration, parseWait(b.wait));
+        return gotoAnswer(robot, targets, duration, parseWait(b.wait), clientGone);
       },
     },
   ];

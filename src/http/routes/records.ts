@@ -29,6 +29,12 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
     },
     {
       method: 'GET',
+      path: '/records/problems.json',
+      summary: 'move files that cannot be read (left out of list.json), with the reason',
+      handler: async () => ({ problems: await records.problems() }),
+    },
+    {
+      method: 'GET',
       path: '/records/:move/value.json',
       summary: 'the trajectory of a saved move, or of one being recorded',
       handler: ({ params }) => records.value(params.move!),

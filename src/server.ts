@@ -20,6 +20,7 @@ import { primitiveRoutes } from './http/routes/primitives.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ikRoutes } from './http/routes/ik.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
+import type { IsolationOptions } from './primitives/isolated/host.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
@@ -44,6 +45,9 @@ export interface ServerOptions {
   readonly timeouts?: Partial<HttpTimeouts>;
   /** Log every request at debug level. */
   readonly requestLog?: boolean;
+  /** Custom primitives in worker threads (default) or inline; and the workers' limits. */
+  readonly primitiveIsolation?: 'worker' | 'inline';
+  readonly primitiveLimits?: Partial<IsolationOptions>;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -97,6 +101,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     logger,
     primitivesDir: opts.primitivesDir ?? defaultPrimitivesDir(config),
     seed: opts.seed ?? 1,
+    isolation: opts.primitiveIsolation,
+    limits: opts.primitiveLimits,
   });
   const store = new RecordStore(path.resolve(opts.recordsDir ?? 'records'), logger);
   const records = new RecordsService({ robot, manager: primitives, store, logger });

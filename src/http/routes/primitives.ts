@@ -35,6 +35,18 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
         return { primitives: running, running_primitives: [...running] };
       },
     },
+    {
+      method: 'GET',
+      path: '/primitives/problems.json',
+      summary: 'custom primitive files that could not be loaded, with the reason',
+      handler: () => ({ problems: manager.loadProblems.map((p) => ({ file: p.file, reason: p.reason })) }),
+    },
+    {
+      method: 'GET',
+      path: '/primitives/:primitive/status.json',
+      summary: "a primitive's state and the error that ended its last run (null if none)",
+      handler: ({ params }) => manager.status(params.primitive!),
+    },
     lifecycle('start', 'started', 'start a primitive (a running one stays as it is)'),
     lifecycle('stop', 'stopped', 'stop a primitive, after its teardown'),
     lifecycle('pause', 'paused', 'pause a running primitive'),

@@ -1,12 +1,13 @@
 /**
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
+import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RobotError } from '../core/errors.ts';
 import type { Logger } from '../robot/robot.ts';
 import { parseBody, NO_BODY, type Body } from './body.ts';
 import { makeErrorHandler } from './errors.ts';
-import { RawReply, type RouteSpec, displayPath } from './route.ts';
+import { RawReply, type RouteRequest, type RouteSpec, displayPath } from './route.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
@@ -133,33 +134,45 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       method: route.method,
       url: route.path,
       handler: async (req, reply) => {
-        let gone: AbortController | undefined;
-        const clientGone = () => {
-          if (!gone) {
-            const ctl = (gone = new AbortController());
-            reply.raw.once('close', () => {
-              if (!reply.raw.writableFinished) ctl.abort();
-            });
-          }
-          return gone.signal;
-        };
         const body = route.getWithBody
           ? await readGetBody(req.raw, req.headers['content-type'], bodyLimit)
           : ((req.body as Body | undefined) ?? NO_BODY);
-        const result = await route.handler({
-          params: req.params as Record<string, string>,
-          query: req.query as Record<string, string>,
-          body,
-          get clientGone() {
-            return clientGone();
-          },
-        });
+        const result = await route.handler(
+          new IncomingRequest(
+            req.params as Record<string, string>,
+            req.query as Record<string, string>,
+            body,
+            reply.raw,
+          ),
+        );
         if (result instanceof RawReply) return reply.type(result.contentType).send(result.payload);
         return result;
       },
     });
   }
   return app;
+}
+
+/** A route's request; `clientGone` is made on first use only (a closure or getter per request costs throughput). */
+class IncomingRequest implements RouteRequest {
+  #gone: AbortController | undefined;
+  constructor(
+    readonly params: Readonly<Record<string, string>>,
+    readonly query: Readonly<Record<string, string>>,
+    readonly body: Body,
+    readonly response: ServerResponse,
+  ) {}
+
+  get clientGone(): AbortSignal {
+    if (!this.#gone) {
+      const gone = (this.#gone = new AbortController());
+      const response = this.response;
+      response.once('close', () => {
+        if (!response.writableFinished) gone.abort();
+      });
+    }
+    return this.#gone.signal;
+  }
 }
 
 async function readGetBody(

@@ -19,6 +19,9 @@ import { simRoutes } from './http/routes/sim.ts';
 import { primitiveRoutes } from './http/routes/primitives.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ikRoutes } from './http/routes/ik.ts';
+import { sensorRoutes } from './http/routes/sensors.ts';
+import { cardRoutes } from './http/routes/cards.ts';
+import { MarkerWatcher } from './vision/watcher.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
 import type { IsolationOptions } from './primitives/isolated/host.ts';
 import { RecordStore } from './records/store.ts';
@@ -60,6 +63,8 @@ export interface RobotServer {
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
+  /** The marker detector running in the background, when the robot has a camera and a detector. */
+  readonly markers: MarkerWatcher | undefined;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -116,6 +121,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  const markers =
+    backend.camera && config.markerDetector
+      ? new MarkerWatcher({
+          camera: backend.camera,
+          clock: backend.clock,
+          onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
+        })
+      : undefined;
   const listing: PrimitiveListing = () => primitives.listing();
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing),
@@ -123,8 +136,10 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
     ...ikRoutes(robot, chains),
+    ...sensorRoutes({ camera: backend.camera, markers }),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   const app = buildApp({
     routes,
     logger,
@@ -134,6 +149,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     requestLog: opts.requestLog,
   });
   backend.start?.();
+  markers?.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -142,6 +158,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     config,
     primitives,
     records,
+    markers,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the
@@ -154,6 +171,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         } finally {
           clearTimeout(cut);
         }
+        await markers?.close();
         await records.close();
         await primitives.close();
         await robot.stop();

@@ -1,7 +1,15 @@
-/** The command line: parse flags, build the server, listen, close cleanly on SIGINT/SIGTERM. */
+/**
+ * The command line: parse flags, build the server, listen, close on SIGINT/SIGTERM within SHUTDOWN_DEADLINE_MS
+ * whatever clients do; a second signal exits at once.
+ */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './core/errors.ts';
-import type { Logger } from './robot/robot.ts';
+import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
+import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './logging.ts';
+import type { RobotServer } from './server.ts';
+
+/** Past this, a shutdown that is still waiting on something exits anyway (and says what it gave up on). */
+const SHUTDOWN_DEADLINE_MS = 1800;
 
 function parseSpeed(v: string): number | 'max' {
   if (v === 'max') return 'max';
@@ -23,11 +31,12 @@ function parsePort(v: string): number {
   return n;
 }
 
-const logger: Logger = {
-  info: (m) => console.log(m),
-  warn: (m) => console.warn(`warning: ${m}`),
-  error: (m) => console.error(`error: ${m}`),
-};
+function parseSeconds(v: string): number {
+  const n = Number(v);
+  if (!/^\s*[0-9.]+\s*$/.test(v) || !Number.isFinite(n) || n <= 0 || n > 3600)
+    throw new InvalidArgumentError('must be a number of seconds above 0, at most 3600');
+  return n;
+}
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command()
@@ -55,6 +64,29 @@ async function main(argv: string[]): Promise<void> {
     )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
+      new Option('--log-level <level>', 'least severe level logged (debug adds a line per request)')
+        .choices(LOG_LEVELS)
+        .default('info'),
+    )
+    .option(
+      '--header-timeout <s>',
+      'seconds a client may take to send the request headers',
+      parseSeconds,
+      DEFAULT_TIMEOUTS.headers / 1000,
+    )
+    .option(
+      '--request-timeout <s>',
+      'seconds a client may take to send a whole request (headers and body)',
+      parseSeconds,
+      DEFAULT_TIMEOUTS.request / 1000,
+    )
+    .option(
+      '--idle-timeout <s>',
+      'seconds an idle keep-alive connection stays open',
+      parseSeconds,
+      DEFAULT_TIMEOUTS.idle / 1000,
+    )
+    .addOption(
       new Option('--compat <profile>', 'answer as pypot 5.0.2 does, for its clients (pypot)').choices([
         'pypot',
       ]),
@@ -79,9 +111,37 @@ async function main(argv: string[]): Promise<void> {
     speed: number | 'max';
     corsOrigins: string;
     compat?: 'pypot';
+    logLevel: LogLevel;
+    headerTimeout: number;
+    requestTimeout: number;
+    idleTimeout: number;
   }>();
+  const log = createPino({ level: opts.logLevel });
+  const logger = asLogger(log);
   const started = performance.now();
-  let server;
+  let server: RobotServer | undefined;
+  // Installed before anything starts: a signal during start-up must not find the default action (instant death).
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting at once`);
+      dieBy(signal);
+    }
+    stopping = true;
+    logger.info(`${signal}: closing (a second ${signal} exits at once)`);
+    setTimeout(() => {
+      logger.error(`shutdown: still closing after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
+      dieBy(signal);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    if (!server) dieBy(signal); // still starting: nothing to close yet
+    server
+      .close()
+      .then(() => logger.info('closed'))
+      .catch((err: unknown) => logger.error(`shutdown: closing failed: ${(err as Error).message}`))
+      .finally(() => dieBy(signal));
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
   try {
     // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
     const { createRobotServer } = await import('./server.ts');
@@ -95,6 +155,12 @@ async function main(argv: string[]): Promise<void> {
       compat: opts.compat,
       corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
       logger,
+      requestLog: log.isLevelEnabled('debug'),
+      timeouts: {
+        headers: opts.headerTimeout * 1000,
+        request: opts.requestTimeout * 1000,
+        idle: opts.idleTimeout * 1000,
+      },
     });
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -113,24 +179,21 @@ async function main(argv: string[]): Promise<void> {
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  console.log(
+  logger.info(
     `Poppy ${server.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(performance.now() - started)} ms)`,
   );
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: closing`);
-    server
-      .close()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        console.error(`error while closing: ${(err as Error).message}`);
-        process.exit(1);
-      });
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/**
+ * Ends the process by the signal it received, as Unix programs do once they have cleaned up (the parent sees
+ * "terminated by SIGTERM", a shell 143). Unlike process.exit(), which waits for V8's background compilations (the
+ * physics engine's WebAssembly tier-up: seconds on a busy machine), the default action ends the process at once.
+ */
+function dieBy(signal: NodeJS.Signals): never {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+  // The default action of SIGINT and SIGTERM ends the process before this line runs.
+  process.exit(1);
 }
 
 main(process.argv).catch((err: unknown) => {

@@ -12,6 +12,7 @@ import type { UrdfRobot } from './urdf/types.ts';
 import { SimBackend, type SimSpeed } from './sim/backend.ts';
 import { type Logger, Robot, silentLogger } from './robot/robot.ts';
 import { buildApp } from './http/app.ts';
+import type { HttpTimeouts } from './http/timeouts.ts';
 import type { RouteSpec } from './http/route.ts';
 import { motorRoutes } from './http/routes/motors.ts';
 import { miscRoutes, type PrimitiveListing } from './http/routes/misc.ts';
@@ -23,6 +24,7 @@ import { sensorRoutes } from './http/routes/sensors.ts';
 import { cardRoutes } from './http/routes/cards.ts';
 import { MarkerWatcher } from './vision/watcher.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
+import type { IsolationOptions } from './primitives/isolated/host.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
@@ -48,7 +50,17 @@ export interface ServerOptions {
   readonly dt?: number;
   /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (CONTRACT.md 8). */
   readonly compat?: 'pypot';
+  /** Header, request and idle timeouts of the HTTP connections (ms). */
+  readonly timeouts?: Partial<HttpTimeouts>;
+  /** Log every request at debug level. */
+  readonly requestLog?: boolean;
+  /** Custom primitives in worker threads (default) or inline; and the workers' limits. */
+  readonly primitiveIsolation?: 'worker' | 'inline';
+  readonly primitiveLimits?: Partial<IsolationOptions>;
 }
+
+/** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
+const CLOSE_GRACE_MS = 300;
 
 export interface RobotServer {
   readonly app: FastifyInstance;
@@ -100,6 +112,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     logger,
     primitivesDir: opts.primitivesDir ?? defaultPrimitivesDir(config),
     seed: opts.seed ?? 1,
+    isolation: opts.primitiveIsolation,
+    limits: opts.primitiveLimits,
   });
   const store = new RecordStore(path.resolve(opts.recordsDir ?? 'records'), logger);
   const records = new RecordsService({ robot, manager: primitives, store, logger });
@@ -144,6 +158,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     title: `Poppy ${config.name}`,
     profile,
     changes,
+    timeouts: opts.timeouts,
+    requestLog: opts.requestLog,
   });
   backend.start?.();
   markers?.start();
@@ -158,7 +174,16 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     markers,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the
+        // app; busy ones (a half-sent body, a slow client) get a short grace, then are cut.
+        robot.beginShutdown();
+        await new Promise((resolve) => setImmediate(resolve));
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await markers?.close();
         await records.close();
         await primitives.close();

@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'conflict'
   | 'too_large'
   | 'hardware'
+  | 'unavailable'
+  | 'timeout'
   | 'internal';
 
 export class RobotError extends Error {
@@ -35,6 +37,17 @@ export const conflict = (message: string, tip = '', details = '') =>
   new RobotError('conflict', message, tip, details);
 export const hardwareError = (message: string, tip = '', details = '') =>
   new RobotError('hardware', message, tip, details);
+/** 503: the server is shutting down (pending `wait` answers, requests that arrive meanwhile). */
+export const shuttingDown = () =>
+  new RobotError(
+    'unavailable',
+    'server shutting down',
+    'retry once the server is back',
+    'the server received SIGINT or SIGTERM',
+  );
+/** 504: something the server waited for (a custom primitive's method) did not answer in time. */
+export const timedOut = (message: string, tip = '', details = '') =>
+  new RobotError('timeout', message, tip, details);
 
 /** A bad robot config or CLI flag: names the field and, when known, the file. */
 export class ConfigError extends Error {

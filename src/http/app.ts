@@ -1,16 +1,18 @@
 /**
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
+import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
-import { RobotError } from '../core/errors.ts';
+import { RobotError, shuttingDown } from '../core/errors.ts';
 import type { Logger } from '../robot/robot.ts';
 import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
 import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { defaultProfile, etagOf, type Profile } from './profile.ts';
-import { RawReply, type RouteSpec, displayPath } from './route.ts';
+import { RawReply, type RouteRequest, type RouteSpec, displayPath } from './route.ts';
 import type { ChangeCounter } from './robot-answer.ts';
+import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './timeouts.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
@@ -24,6 +26,10 @@ export interface AppOptions {
   readonly profile?: Profile;
   /** Bumped around every request that may change the robot (answers cached per tick watch it). */
   readonly changes?: ChangeCounter;
+  /** Log every request at debug level (method, URL, status, milliseconds). */
+  readonly requestLog?: boolean;
+  /** Connection timeouts (ms); see HttpTimeouts. */
+  readonly timeouts?: Partial<HttpTimeouts>;
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
@@ -55,9 +61,19 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   };
   const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
   let closing = false;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const app = Fastify({
     logger: false,
     bodyLimit,
+    // Idle keep-alive sockets close with the server; busy ones are closed by the server's close() after a grace.
+    forceCloseConnections: 'idle',
+    requestTimeout: timeouts.request,
+    keepAliveTimeout: timeouts.idle,
+    // Node checks the header and request timeouts at this interval (default 30 s): often enough to honour them.
+    http: {
+      headersTimeout: timeouts.headers,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, timeouts.headers / 4)),
+    },
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
     // HEAD is not an action: no HEAD twin of each GET (it would run the GET's side effects); HEAD is 405.
     exposeHeadRoutes: false,
@@ -88,15 +104,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
 
   app.addHook('onRequest', (req, reply, done) => {
     commonHeaders(req, reply);
-    if (closing)
-      done(
-        new RobotError(
-          'hardware',
-          'the server is shutting down',
-          'send the request again once it is back',
-          'closing',
-        ),
-      );
+    if (closing) done(shuttingDown());
     else done();
   });
   app.addHook('preClose', (done) => {
@@ -126,6 +134,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     });
 
   app.setErrorHandler(errorHandler);
+
+  const debug = opts.logger.debug;
+  if (opts.requestLog && debug)
+    app.addHook('onResponse', (req, reply, done) => {
+      debug(`${req.method} ${req.url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`);
+      done();
+    });
 
   const all: RouteSpec[] = [
     {
@@ -206,11 +221,14 @@ function addRoute(
       const params = req.params as Record<string, string>;
       let result: unknown;
       try {
-        result = route.handler({
-          params,
-          query: req.query as Record<string, string>,
-          body: readsBody ? (req.body as Body) : NO_BODY,
-        });
+        result = route.handler(
+          new IncomingRequest(
+            params,
+            req.query as Record<string, string>,
+            readsBody ? (req.body as Body) : NO_BODY,
+            reply.raw,
+          ),
+        );
       } catch (err) {
         changing?.bump();
         return answer(reply, recover(err, params));
@@ -252,6 +270,28 @@ function routeSchema(route: RouteSpec): Record<string, unknown> {
   return schema;
 }
 
+/** A route's request; `clientGone` is made on first use only (a closure or getter per request costs throughput). */
+class IncomingRequest implements RouteRequest {
+  #gone: AbortController | undefined;
+  constructor(
+    readonly params: Readonly<Record<string, string>>,
+    readonly query: Readonly<Record<string, string>>,
+    readonly body: Body,
+    readonly response: ServerResponse,
+  ) {}
+
+  get clientGone(): AbortSignal {
+    if (!this.#gone) {
+      const gone = (this.#gone = new AbortController());
+      const response = this.response;
+      response.once('close', () => {
+        if (!response.writableFinished) gone.abort();
+      });
+    }
+    return this.#gone.signal;
+  }
+}
+
 async function readGetBody(
   stream: NodeJS.ReadableStream,
   contentType: string | undefined,
@@ -262,10 +302,12 @@ async function readGetBody(
   for await (const chunk of stream) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += buf.length;
-    if (size > limit)
-      throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
-    chunks.push(buf);
+    // Past the limit the rest is read and dropped (the request timeout bounds it): leaving the loop would destroy the
+    // request stream, and the 413 could never be sent on the socket.
+    if (size <= limit) chunks.push(buf);
   }
+  if (size > limit)
+    throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
   return parseBody(Buffer.concat(chunks).toString('utf8'), contentType);
 }
 

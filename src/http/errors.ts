@@ -14,6 +14,8 @@ export const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   too_large: 413,
   hardware: 503,
+  unavailable: 503,
+  timeout: 504,
   internal: 500,
 };
 
@@ -97,7 +99,10 @@ export function errorBody(err: unknown, req?: FastifyRequest): { status: number;
 export function makeErrorHandler(logger: Logger, jsonType = 'application/json; charset=utf-8') {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = errorBody(err, req);
-    if (status >= 500) logger.error(`${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}`);
+    // A shutdown's 503 and a primitive's timeout are expected answers, not server faults.
+    const expected = err instanceof RobotError && (err.code === 'unavailable' || err.code === 'timeout');
+    if (status >= 500 && !expected)
+      logger.error(`${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}`);
     if (err instanceof RobotError && err.code === 'method_not_allowed' && err.details)
       reply.header('Allow', err.details);
     // Serialised here with the profile's JSON type: some errors (router, client) skip the onSend hooks.

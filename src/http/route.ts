@@ -12,6 +12,8 @@ export interface RouteRequest {
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
   readonly body: Body;
+  /** Aborts when the client goes away before the answer is sent (a `wait` then stops waiting). */
+  readonly clientGone?: AbortSignal;
 }
 
 /** A non-JSON answer (the HTML index, PNG frames). */
@@ -68,6 +70,8 @@ export interface TypedRouteRequest<P extends string, B> {
   readonly params: Readonly<Record<ParamNames<P>, string>>;
   readonly query: Readonly<Record<string, string>>;
   readonly body: B;
+  /** Aborts when the client goes away before the answer is sent (a `wait` then stops waiting). */
+  readonly clientGone?: AbortSignal;
 }
 
 export type TypedRoute<P extends string, S extends z.ZodType | undefined> = Omit<

@@ -23,6 +23,23 @@ export function isModuleFile(file: string): boolean {
   return EXTENSIONS.includes(path.extname(file));
 }
 
+/** The module files of a primitives folder (absolute paths, sorted), or why the folder cannot be read. */
+export async function listModules(dir: string): Promise<{ files: string[]; problem?: LoadProblem }> {
+  try {
+    const dirents = await readdir(dir, { withFileTypes: true });
+    const files = dirents
+      .filter((d) => d.isFile() && isModuleFile(d.name))
+      .map((d) => path.resolve(dir, d.name))
+      .sort();
+    return { files };
+  } catch (err) {
+    return {
+      files: [],
+      problem: { file: dir, reason: `cannot read the primitives folder: ${(err as Error).message}` },
+    };
+  }
+}
+
 export async function loadCustomPrimitives(
   dir: string,
   ctx: PrimitiveContext,
@@ -30,22 +47,12 @@ export async function loadCustomPrimitives(
 ): Promise<{ primitives: Primitive[]; problems: LoadProblem[] }> {
   const primitives: Primitive[] = [];
   const problems: LoadProblem[] = [];
-  let entries: string[];
-  try {
-    const dirents = await readdir(dir, { withFileTypes: true });
-    entries = dirents
-      .filter((d) => d.isFile() && isModuleFile(d.name))
-      .map((d) => d.name)
-      .sort();
-  } catch (err) {
-    problems.push({ file: dir, reason: `cannot read the primitives folder: ${(err as Error).message}` });
-    return { primitives, problems };
-  }
+  const { files, problem } = await listModules(dir);
+  if (problem) problems.push(problem);
   const names = new Set<string>();
-  for (const entry of entries) {
-    const file = path.resolve(dir, entry);
+  for (const file of files) {
     try {
-      const p = await loadOne(file, ctx);
+      const p = await loadPrimitiveModule(file, ctx);
       if (taken(p.name) || names.has(p.name)) throw new Error(`a primitive named "${p.name}" already exists`);
       names.add(p.name);
       primitives.push(p);
@@ -56,7 +63,8 @@ export async function loadCustomPrimitives(
   return { primitives, problems };
 }
 
-async function loadOne(file: string, ctx: PrimitiveContext): Promise<Primitive> {
+/** Imports one module and builds its primitive with `ctx` (throws the reason it cannot be used). */
+export async function loadPrimitiveModule(file: string, ctx: PrimitiveContext): Promise<Primitive> {
   const mod = (await withTimeout(import(pathToFileURL(file).href), IMPORT_TIMEOUT_MS, 'loading')) as {
     default?: unknown;
   };
@@ -90,7 +98,7 @@ async function loadOne(file: string, ctx: PrimitiveContext): Promise<Primitive> 
   return p;
 }
 
-function reason(err: unknown): string {
+export function reason(err: unknown): string {
   const text =
     err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
   const firstLines = text

@@ -11,7 +11,8 @@ import { mulberry32 } from '../ik/prng.ts';
 import type { Motor } from '../robot/motor.ts';
 import type { Logger, Robot } from '../robot/robot.ts';
 import { builtinPrimitives } from './builtins/index.ts';
-import { loadCustomPrimitives, type LoadProblem } from './loader.ts';
+import { DEFAULT_ISOLATION, IsolatedPrimitive, type IsolationOptions, spawnLink } from './isolated/host.ts';
+import { listModules, loadCustomPrimitives, type LoadProblem } from './loader.ts';
 import {
   LIFECYCLE_METHODS,
   builtinMethods,
@@ -36,6 +37,24 @@ export interface PrimitiveManagerOptions {
   readonly seed?: number;
   /** Attach the robot's built-in primitives at open() (default true). */
   readonly builtins?: boolean;
+  /**
+   * Where custom primitives run: 'worker' (default: each in its own worker thread, see isolated/host.ts) or
+   * 'inline' (in the server's thread: deterministic tick by tick, for trusted code and scenario scripts).
+   */
+  readonly isolation?: 'worker' | 'inline';
+  /** Limits of the worker isolation. */
+  readonly limits?: Partial<IsolationOptions>;
+}
+
+/** GET /primitives/<p>/status.json. */
+export interface PrimitiveStatus {
+  readonly primitive: string;
+  readonly state: 'stopped' | 'running' | 'paused';
+  readonly running: boolean;
+  /** Why its last run failed ("<phase>: <message>"), until the next start; null otherwise. */
+  readonly last_error: string | null;
+  /** Runs in its own worker thread. */
+  readonly isolated: boolean;
 }
 
 /** Arguments of a method call: by name (a JSON object body) or by position (an array, one value, nothing). */
@@ -43,7 +62,7 @@ export type MethodArgs =
   { readonly named: Readonly<Record<string, unknown>> } | { readonly positional: readonly unknown[] };
 
 /** How long close() waits (wall clock) for a primitive that does not stop, so shutting down never hangs. */
-const CLOSE_TIMEOUT_MS = 3000;
+const CLOSE_TIMEOUT_MS = 1000;
 
 export class PrimitiveManager {
   readonly robot: Robot;
@@ -58,6 +77,7 @@ export class PrimitiveManager {
   #seq = 0;
   #unsubscribe: (() => void) | undefined;
   #opened = false;
+  #customLoaded: Promise<void> = Promise.resolve();
 
   constructor(robot: Robot, options: PrimitiveManagerOptions) {
     this.robot = robot;
@@ -82,21 +102,84 @@ export class PrimitiveManager {
     this.#opened = true;
     this.#unsubscribe = this.robot.onTick(() => this.#combine());
     if (this.options.builtins ?? true) for (const p of builtinPrimitives(this.context)) this.attach(p);
-    if (this.options.primitivesDir) {
+    if (this.options.primitivesDir && (this.options.isolation ?? 'worker') === 'worker') {
+      // Loading happens in the background: a module that never finishes loading cannot hold up the start.
+      this.#customLoaded = this.#loadIsolated(this.options.primitivesDir);
+    } else if (this.options.primitivesDir) {
       const { primitives, problems } = await loadCustomPrimitives(
         this.options.primitivesDir,
         this.context,
         (name) => this.#attached.has(name),
       );
       for (const p of primitives) this.attach(p);
-      for (const problem of problems) {
-        this.loadProblems.push(problem);
-        this.options.logger.error(`custom primitive ${problem.file} skipped: ${problem.reason}`);
-      }
+      for (const problem of problems) this.#reportProblem(problem);
       if (primitives.length)
         this.options.logger.info(`custom primitives loaded: ${primitives.map((p) => p.name).join(', ')}`);
     }
     for (const p of this.#attached.values()) if (p.autoStart) void p.start();
+  }
+
+  /** Resolves once the custom primitives of an isolated folder are loaded or reported (tests, scripts). */
+  customLoaded(): Promise<void> {
+    return this.#customLoaded;
+  }
+
+  async #loadIsolated(dir: string): Promise<void> {
+    const limits = { ...DEFAULT_ISOLATION, ...this.options.limits };
+    const seed = this.options.seed ?? 1;
+    const { files, problem } = await listModules(dir);
+    if (problem) this.#reportProblem(problem);
+    const loaded = await Promise.all(
+      files.map(async (file) => {
+        const spawn = () => spawnLink(file, this.context, seed, limits);
+        const link = spawn();
+        try {
+          return { file, link, spawn, declarations: await link.ready };
+        } catch (err) {
+          this.#reportProblem({ file, reason: (err as Error).message });
+          return undefined;
+        }
+      }),
+    );
+    const names: string[] = [];
+    for (const entry of loaded) {
+      if (!entry) continue;
+      const { file, link, spawn, declarations } = entry;
+      if (this.#closing.signal.aborted) {
+        link.kill('the server closed');
+        continue;
+      }
+      try {
+        if (this.#attached.has(declarations.name))
+          throw new Error(`a primitive named "${declarations.name}" already exists`);
+        const p = new IsolatedPrimitive(this.context, file, declarations, link, spawn);
+        const invalid = validatePrimitive(p);
+        if (invalid) throw new Error(invalid);
+        this.attach(p);
+        names.push(p.name);
+      } catch (err) {
+        link.kill((err as Error).message);
+        this.#reportProblem({ file, reason: (err as Error).message });
+      }
+    }
+    if (names.length) this.options.logger.info(`custom primitives loaded (isolated): ${names.join(', ')}`);
+  }
+
+  #reportProblem(problem: LoadProblem): void {
+    this.loadProblems.push(problem);
+    this.options.logger.error(`custom primitive ${problem.file} skipped: ${problem.reason}`);
+  }
+
+  /** State and last error of a primitive (404 unknown). */
+  status(name: string): PrimitiveStatus {
+    const p = this.get(name);
+    return {
+      primitive: p.name,
+      state: p.state,
+      running: p.running,
+      last_error: p.lastError ?? null,
+      isolated: p instanceof IsolatedPrimitive,
+    };
   }
 
   /** Stops every primitive (teardowns stop waiting on the clock) and leaves the control loop. Idempotent. */
@@ -117,6 +200,7 @@ export class PrimitiveManager {
       );
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
+    for (const p of this.#attached.values()) if (p instanceof IsolatedPrimitive) p.dispose();
   }
 
   /** Adds a primitive under its name (409 if the name is taken). It must have been built with this.context. */
@@ -194,16 +278,22 @@ export class PrimitiveManager {
   // --- properties and methods (REST) ---
 
   /** `{"<primitive>.<prop>": value}`; 404 for an unknown primitive or property. */
-  readProperty(primitive: string, prop: string): Record<string, unknown> {
+  async readProperty(primitive: string, prop: string): Promise<Record<string, unknown>> {
     const p = this.get(primitive);
-    return { [`${p.name}.${prop}`]: jsonValue(this.#property(p, prop).get()) };
+    const spec = this.#property(p, prop);
+    const value = await guardAsync(() => spec.get(), `${p.name}.${prop} could not be read`);
+    return { [`${p.name}.${prop}`]: jsonValue(value) };
   }
 
   /**
    * Sets a property after a type check and answers its new value. 404 unknown, 403 read-only (both before the body
    * is read), 400 for a value of the wrong type or one the primitive refuses.
    */
-  writeProperty(primitive: string, prop: string, value: () => unknown): Record<string, unknown> {
+  async writeProperty(
+    primitive: string,
+    prop: string,
+    value: () => unknown,
+  ): Promise<Record<string, unknown>> {
     const p = this.get(primitive);
     const spec = this.#property(p, prop);
     if (spec.readOnly || !spec.set)
@@ -218,8 +308,9 @@ export class PrimitiveManager {
         'declared read-only by the primitive',
       );
     const checked = coerceValue(spec.type, value(), `${p.name}.${prop}`);
-    guard(() => spec.set!(checked), `${p.name}.${prop} refused the value`, 'bad_request');
-    return { [`${p.name}.${prop}`]: jsonValue(spec.get()) };
+    await guardAsync(() => spec.set!(checked), `${p.name}.${prop} refused the value`, 'bad_request');
+    const now = await guardAsync(() => spec.get(), `${p.name}.${prop} could not be read`);
+    return { [`${p.name}.${prop}`]: jsonValue(now) };
   }
 
   /**
@@ -354,19 +445,15 @@ function bindArguments(primitive: string, spec: MethodSpec, args: MethodArgs): u
 }
 
 /** Runs primitive code: RobotErrors keep their status; anything else becomes `code` with its message. */
-function guard<T>(fn: () => T, message: string, code: 'bad_request' | 'internal'): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw asRobotError(err, message, code);
-  }
-}
-
-async function guardAsync<T>(fn: () => T | Promise<T>, message: string): Promise<T> {
+async function guardAsync<T>(
+  fn: () => T | Promise<T>,
+  message: string,
+  code: 'bad_request' | 'internal' = 'internal',
+): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw asRobotError(err, message, 'internal');
+    throw asRobotError(err, message, code);
   }
 }
 

@@ -21,9 +21,10 @@ export interface PropertySpec {
   type: ValueType;
   /** A POST answers 403. */
   readOnly?: boolean;
+  /** May return a promise (an isolated primitive's properties live in its worker). */
   get(): unknown;
   /** Called with a value already checked (and coerced) against `type`; may throw a RobotError (badRequest) to refuse it. */
-  set?(value: unknown): void;
+  set?(value: unknown): unknown;
 }
 
 export interface ParamSpec {
@@ -111,6 +112,16 @@ export const VALUE_TYPES: readonly ValueType[] = ['number', 'boolean', 'string',
 
 const LIFECYCLE = ['start', 'stop', 'pause', 'resume'] as const;
 export const LIFECYCLE_METHODS: readonly string[] = LIFECYCLE;
+
+/** A failure reported with the phase it happened in (an isolated primitive's worker says where its code failed). */
+export class PrimitiveFailure extends Error {
+  readonly phase: string;
+  constructor(phase: string, message: string) {
+    super(message);
+    this.name = 'PrimitiveFailure';
+    this.phase = phase;
+  }
+}
 
 /** How long a stop waits (robot seconds) for a body that ignores the abort before tearing down anyway. */
 const STOP_GRACE_S = 2;
@@ -477,11 +488,15 @@ export abstract class Primitive {
     }
   }
 
-  #fail(err: unknown, phase: string): void {
+  #fail(err: unknown, where: string): void {
+    const phase = err instanceof PrimitiveFailure ? err.phase : where;
     const msg = err instanceof Error ? err.message : String(err);
     this.#lastError = `${phase}: ${msg}`;
-    const where = err instanceof RobotError || !(err instanceof Error) ? '' : ` (${err.name})`;
-    this.logger.error(`primitive ${this.name}: ${phase} failed${where}: ${msg}`);
+    const kind =
+      err instanceof RobotError || err instanceof PrimitiveFailure || !(err instanceof Error)
+        ? ''
+        : ` (${err.name})`;
+    this.logger.error(`primitive ${this.name}: ${phase} failed${kind}: ${msg}`);
   }
 
   #put(motor: string, register: PrimitiveRegister, value: RequestValue | Trajectory): void {

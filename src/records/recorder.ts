@@ -64,10 +64,13 @@ export class RecorderPrimitive extends Primitive {
   #motors: readonly Motor[];
   #recording: MoveRecording;
   #off: (() => void) | undefined;
+  readonly #onRecord: (() => void) | undefined;
 
-  constructor(context: PrimitiveContext, moveName: string, motors: readonly Motor[]) {
+  /** `onRecord` is told each time a recording starts, whoever started it (record.json or the primitives API). */
+  constructor(context: PrimitiveContext, moveName: string, motors: readonly Motor[], onRecord?: () => void) {
     super(context, recorderName(moveName));
     this.moveName = moveName;
+    this.#onRecord = onRecord;
     this.#motors = motors;
     this.#recording = new MoveRecording(moveName, motors);
   }
@@ -89,6 +92,7 @@ export class RecorderPrimitive extends Primitive {
   protected override setup(): void {
     const recording = new MoveRecording(this.moveName, this.#motors);
     this.#recording = recording;
+    this.#onRecord?.();
     recording.sample(0);
     const minGap = 1 / RECORD_FRAMERATE / 2; // a tick a hair early still samples; a faster loop is thinned to 50 Hz
     this.#off = this.robot.onTick(() => {

@@ -3,7 +3,7 @@
  * Saved moves live in the RecordStore (the disk is the truth); recordings and replays in progress live here.
  * Operations on one move name run one at a time, so no request sees a half-done change of another.
  */
-import { RobotError, badRequest, conflict, notFound } from '../core/errors.ts';
+import { RobotError, badRequest, conflict, notFound, shuttingDown } from '../core/errors.ts';
 import { describe } from '../core/values.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Motor } from '../robot/motor.ts';
@@ -61,7 +61,7 @@ export class RecordsService {
     const problems = await this.#store.problems();
     if (problems.length)
       this.options.logger.warn(
-        `records: ${problems.length} move file(s) skipped: ${problems.map((p) => p.file).join(', ')}`,
+        `records: ${problems.length} move file(s) skipped (GET /records/problems.json): ${problems.map((p) => `move file ${p.file}: ${p.reason}`).join('; ')}`,
       );
   }
 
@@ -132,7 +132,11 @@ export class RecordsService {
         await e.recorder.stop();
         e.recorder.motors = resolved;
       } else {
-        e.recorder = new RecorderPrimitive(this.#manager.context, name, resolved);
+        // A recording started later through /primitives/_<move>_recorder/start.json is kept the same way.
+        e.recorder = new RecorderPrimitive(this.#manager.context, name, resolved, () => {
+          const entry = this.#entries.get(name);
+          if (entry && entry.recorder === e.recorder) entry.pending = true;
+        });
         this.#manager.attach(e.recorder);
       }
       e.pending = true;
@@ -278,7 +282,7 @@ export class RecordsService {
 
   /** Runs `op` after every earlier operation on the same move name has settled. */
   #exclusive<T>(name: string, op: () => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(new RobotError('internal', 'the server is shutting down'));
+    if (this.#closed) return Promise.reject(shuttingDown());
     const prev = this.#queues.get(name) ?? Promise.resolve();
     const run = prev.then(op, op);
     const tail = run.catch(() => {});

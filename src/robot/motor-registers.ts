@@ -60,6 +60,7 @@ const writers: Partial<Record<MotorRegister, Writer>> = {
   goal_position: (robot, m, v) => {
     const target = m.clampAngle(parseNumber(v, 'goal_position'));
     robot.cancelMotion(m);
+    m.endGoalSpeed();
     m.set('goalPosition', target);
     return round2(target);
   },
@@ -68,15 +69,18 @@ const writers: Partial<Record<MotorRegister, Writer>> = {
     robot.cancelMotion(m);
     if (Math.abs(speed) < Number.EPSILON) {
       m.set('goalPosition', m.state.presentPosition);
+      m.endGoalSpeed();
       return 0;
     }
     const magnitude = Math.max(Math.abs(speed), 0.7);
+    m.speedBeforeGoalSpeed ??= m.commands.movingSpeed;
     m.set('goalPosition', m.clampAngle(Math.sign(speed) * m.spec.goalSpeedTravel));
     m.set('movingSpeed', Math.min(magnitude, maxSpeedDegS(m.spec)));
     return Math.sign(speed) * m.commands.movingSpeed;
   },
   moving_speed: (_robot, m, v) => {
     const speed = parseNumber(v, 'moving_speed');
+    m.speedBeforeGoalSpeed = undefined; // an explicit speed outlasts the goal_speed mode
     m.set('movingSpeed', Math.min(Math.abs(speed), maxSpeedDegS(m.spec)));
     return round2(m.commands.movingSpeed);
   },

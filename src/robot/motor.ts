@@ -61,6 +61,8 @@ export class Motor {
   safeCompliance = false;
   /** Safe compliance is holding the motor stiff because it left its limits. */
   safeHold = false;
+  /** The moving speed the goal_speed mode replaced, given back when the mode ends (undefined outside it). */
+  speedBeforeGoalSpeed: number | undefined;
 
   constructor(config: MotorConfig, spec: ModelSpec) {
     this.name = config.name;
@@ -97,6 +99,13 @@ export class Motor {
   set<K extends CommandName>(name: K, value: MotorCommands[K]): void {
     this.commands[name] = value;
     this.dirty.add(name);
+  }
+
+  /** Leaves the goal_speed mode, if on: the moving speed it took is given back. */
+  endGoalSpeed(): void {
+    if (this.speedBeforeGoalSpeed === undefined) return;
+    this.set('movingSpeed', this.speedBeforeGoalSpeed);
+    this.speedBeforeGoalSpeed = undefined;
   }
 
   /** Raw-frame degrees of a user angle (for the bus). */

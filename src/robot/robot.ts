@@ -5,8 +5,8 @@
  */
 import type { Backend } from '../core/backend.ts';
 import type { Clock } from '../core/clock.ts';
-import { isAbortError } from '../core/clock.ts';
-import { conflict, notFound, RobotError } from '../core/errors.ts';
+import { AbortError, isAbortError } from '../core/clock.ts';
+import { conflict, notFound, RobotError, shuttingDown } from '../core/errors.ts';
 import { type RobotConfig, expandAlias } from '../config/robot-config.ts';
 import {
   type BusRegister,
@@ -29,13 +29,23 @@ import { orientRaw } from '../core/frames.ts';
 import { Motor } from './motor.ts';
 import { minimumJerk } from './trajectory.ts';
 
+/**
+ * Where the robot and everything above it log. main.ts backs it with pino (src/logging.ts); `debug` is optional so
+ * a plain object of three functions still fits. Every warning and error names the motor, primitive or move.
+ */
 export interface Logger {
   info(msg: string): void;
   warn(msg: string): void;
   error(msg: string): void;
+  debug?(msg: string): void;
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** How a goto ended: `cancelled` when a newer command (or a stop) took over before it reached its target. */
+export interface GotoOutcome {
+  readonly cancelled: boolean;
+}
 
 export interface RobotOptions {
   /** Control loop rate, Hz (pypot syncs at 50 Hz). */
@@ -52,8 +62,9 @@ interface Motion {
   readonly to: number;
   readonly start: number;
   readonly duration: number;
-  readonly finished: Promise<void>;
-  readonly finish: () => void;
+  readonly finished: Promise<boolean>;
+  /** Ends the motion; `cancelled` says it did not reach its target. */
+  readonly finish: (cancelled: boolean) => void;
 }
 
 export interface GotoOptions {
@@ -74,6 +85,8 @@ export class Robot {
   #running = false;
   #loop: Promise<void> | undefined;
   #stop = new AbortController();
+  /** Aborted when the server starts shutting down: pending `wait` answers give way at once. */
+  readonly #closing = new AbortController();
 
   constructor(config: RobotConfig, backend: Backend, opts: RobotOptions = {}) {
     this.config = config;
@@ -144,11 +157,46 @@ export class Robot {
   }
 
   async stop(): Promise<void> {
+    this.beginShutdown();
     this.#running = false;
     this.#stop.abort();
     await this.#loop;
-    for (const motion of this.#motions.values()) motion.finish();
+    for (const motion of this.#motions.values()) motion.finish(true);
     this.#motions.clear();
+  }
+
+  /** The server is going down: every `waitFor` in progress rejects with a 503 "server shutting down". */
+  beginShutdown(): void {
+    this.#closing.abort();
+  }
+
+  get shuttingDown(): boolean {
+    return this.#closing.signal.aborted;
+  }
+
+  /**
+   * Waits for a motion (a `wait: true` request) on behalf of a client: rejects with a 503 RobotError when the server
+   * shuts down, and with an AbortError when `clientGone` aborts (the client closed its connection). Either way only
+   * the wait ends: the motion itself goes on, as any motion the client did not wait for.
+   */
+  waitFor<T>(done: Promise<T>, clientGone?: AbortSignal): Promise<T> {
+    const closing = this.#closing.signal;
+    if (closing.aborted) return Promise.reject(shuttingDown());
+    if (clientGone?.aborted) return Promise.reject(new AbortError('the client went away'));
+    return new Promise<T>((resolve, reject) => {
+      const cleanup = () => {
+        closing.removeEventListener('abort', onClosing);
+        clientGone?.removeEventListener('abort', onGone);
+      };
+      const onClosing = () => (cleanup(), reject(shuttingDown()));
+      const onGone = () => (cleanup(), reject(new AbortError('the client went away')));
+      closing.addEventListener('abort', onClosing, { once: true });
+      clientGone?.addEventListener('abort', onGone, { once: true });
+      done.then(
+        (v) => (cleanup(), resolve(v)),
+        (err: unknown) => (cleanup(), reject(err as Error)),
+      );
+    });
   }
 
   onTick(handler: TickHandler): () => void {
@@ -173,7 +221,7 @@ export class Robot {
     targets: ReadonlyMap<Motor, number>,
     duration: number,
     opts: { compliant?: 'reject' | 'keep-goal' } = {},
-  ): { targets: Map<Motor, number>; done: Promise<void> } {
+  ): { targets: Map<Motor, number>; done: Promise<GotoOutcome> } {
     for (const m of targets.keys()) {
       if (m.commands.compliant && opts.compliant !== 'keep-goal')
         throw conflict(
@@ -183,14 +231,15 @@ export class Robot {
         );
     }
     const clamped = new Map<Motor, number>();
-    const done: Promise<void>[] = [];
+    const done: Promise<boolean>[] = [];
     const now = this.clock.now();
     for (const [m, target] of targets) {
       const to = m.clampAngle(target);
       clamped.set(m, to);
       this.cancelMotion(m);
-      let finish!: () => void;
-      const finished = new Promise<void>((resolve) => (finish = resolve));
+      m.endGoalSpeed();
+      let finish!: (cancelled: boolean) => void;
+      const finished = new Promise<boolean>((resolve) => (finish = resolve));
       const motion: Motion = {
         motor: m,
         from: m.state.presentPosition,
@@ -203,7 +252,10 @@ export class Robot {
       this.#motions.set(m, motion);
       done.push(finished);
     }
-    return { targets: clamped, done: Promise.all(done).then(() => undefined) };
+    return {
+      targets: clamped,
+      done: Promise.all(done).then((ends) => ({ cancelled: ends.some((cancelled) => cancelled) })),
+    };
   }
 
   /** Ends the motion in progress on `motor`, if any (a newer command wins). */
@@ -211,7 +263,7 @@ export class Robot {
     const motion = this.#motions.get(motor);
     if (!motion) return;
     this.#motions.delete(motor);
-    motion.finish();
+    motion.finish(true);
   }
 
   isMoving(motor: Motor): boolean {
@@ -247,7 +299,7 @@ export class Robot {
       try {
         handler(now);
       } catch (err) {
-        this.logger.error(`tick handler failed: ${(err as Error).message}`);
+        this.logger.error(`control loop: a tick handler failed: ${(err as Error).message}`);
       }
     }
     this.#applySafeCompliance();
@@ -260,7 +312,7 @@ export class Robot {
       if (tau >= 1) {
         m.set('goalPosition', motion.to);
         this.#motions.delete(m);
-        motion.finish();
+        motion.finish(false);
       } else {
         m.set('goalPosition', motion.from + (motion.to - motion.from) * minimumJerk(Math.max(0, tau)));
       }
@@ -443,7 +495,10 @@ export class Robot {
         await this.backend.bus.write(reg, groups.get(reg)!);
       } catch (err) {
         const msg = err instanceof RobotError ? err.message : String(err);
-        this.logger.warn(`writing ${reg} failed: ${msg}`);
+        const names = [...groups.get(reg)!.keys()].map(
+          (id) => this.motors.find((m) => m.id === id)?.name ?? id,
+        );
+        this.logger.warn(`motors ${names.join(', ')}: writing ${reg} failed: ${msg}`);
       }
     }
   }

@@ -99,6 +99,10 @@ describe('CLI (src/main.ts as a process)', function () {
       '--speed',
       '--cors-origins',
       '--compat',
+      '--log-level',
+      '--header-timeout',
+      '--request-timeout',
+      '--idle-timeout',
       '--help',
     ]) {
       expect(res.stdout, flag).to.include(flag);
@@ -195,7 +199,7 @@ describe('CLI (src/main.ts as a process)', function () {
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`prints the URL at start-up, serves, and closes cleanly on ${signal} (exit 0)`, async () => {
+    it(`prints the URL at start-up, serves, and closes cleanly on ${signal} (then ends by that signal)`, async () => {
       const server = await start(['--port', '0', '--records-dir', tmp]);
       expect(server.line).to.match(/ergo-jr/);
       expect(server.base).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -204,8 +208,9 @@ describe('CLI (src/main.ts as a process)', function () {
       expect(await res.json()).to.deep.equal({ motors: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'] });
       server.child.kill(signal);
       const exit = await server.exited;
-      expect(exit.code, exit.stderr).to.equal(0);
+      expect(exit.signal, exit.stderr).to.equal(signal);
       expect(exit.stderr).to.equal('');
+      expect(exit.stdout).to.match(new RegExp(`${signal}: closing[^]*"closed"`));
     });
   }
 
@@ -238,7 +243,7 @@ describe('CLI (src/main.ts as a process)', function () {
       expect(oneLine(clash.stderr)).to.match(new RegExp(`${port}`));
     } finally {
       server.child.kill('SIGTERM');
-      expect((await server.exited).code).to.equal(0);
+      expect((await server.exited).signal).to.equal('SIGTERM');
     }
   });
 });

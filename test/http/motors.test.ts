@@ -621,7 +621,7 @@ for (const robot of ROBOTS) {
           await settle();
           expect(t.answer, 'answered before any sim time passed').to.equal(undefined);
           const res = await untilAnswered(s, req, 5, 0.02);
-          expect(ok(res)).to.deep.equal({ motors: { [a]: -15 }, duration: 0.8, waiting: true });
+          expect(ok(res)).to.deep.equal({ motors: { [a]: -15 }, duration: 0.8, waiting: true, cancelled: false });
           expect(s.backend.clock.now() - t0).to.be.within(0.8, 0.9);
           expect(Math.abs(((await value(s, a, 'present_position')) as number) + 15)).to.be.below(1);
         });
@@ -705,7 +705,7 @@ for (const robot of ROBOTS) {
           5,
           0.02,
         );
-        expect(ok(res)).to.deep.equal({ motors: { [a]: 8, [b]: 9 }, duration: 0.6, waiting: true });
+        expect(ok(res)).to.deep.equal({ motors: { [a]: 8, [b]: 9 }, duration: 0.6, waiting: true, cancelled: false });
         expect(s.backend.clock.now() - t0).to.be.within(0.6, 0.7);
       });
 
@@ -778,7 +778,7 @@ for (const robot of ROBOTS) {
         await s.advance(0.05);
         await settle();
         expect(older.answer, 'the cancelled request answers').to.not.equal(undefined);
-        expect(ok(older.answer!)).to.deep.equal({ motors: { [a]: 40 }, duration: 3, waiting: true });
+        expect(ok(older.answer!)).to.deep.equal({ motors: { [a]: 40 }, duration: 3, waiting: true, cancelled: true });
         expect(s.backend.clock.now() - t0).to.be.below(1);
         await s.advance(1);
         expect(Math.abs(((await value(s, a, 'present_position')) as number) + 10)).to.be.below(1);
@@ -797,7 +797,7 @@ for (const robot of ROBOTS) {
         expect(older.answer, 'a is still moving').to.equal(undefined);
         for (let i = 0; i < 100 && !older.answer; i++) await s.advance(0.02);
         await settle();
-        expect(ok(older.answer!)).to.deep.equal({ motors: { [a]: 20, [b]: 20 }, duration: 1, waiting: true });
+        expect(ok(older.answer!)).to.deep.equal({ motors: { [a]: 20, [b]: 20 }, duration: 1, waiting: true, cancelled: true });
         expect(s.backend.clock.now() - t0).to.be.within(1, 1.1);
         expect(s.robot.isMoving(s.robot.motor(b))).to.equal(true);
       });

@@ -52,7 +52,8 @@ describe('primitives: custom modules from a folder', function () {
     for (const [file, text] of Object.entries({ ...BROKEN, ...GOOD }))
       await writeFile(path.join(dir, file), text);
     log = recordingLogger();
-    s = await simServer('ergo-jr', { primitivesDir: dir, logger: log });
+    // Inline: these checks are tick by tick; test/primitives/isolated.test.ts covers the worker isolation.
+    s = await simServer('ergo-jr', { primitivesDir: dir, logger: log, primitiveIsolation: 'inline' });
   });
   after(async () => {
     await s?.close();
@@ -194,6 +195,7 @@ describe('primitives: the default primitives folder beside a robot config', func
       expect(robotFamily(config)).to.equal('ergo-jr');
       const s = await simServer(path.join(dir, 'my-ergo.json'));
       try {
+        await s.primitives.customLoaded(); // isolated (the default): loaded in the background
         const names = json(await s.get('/primitives/list.json')).primitives as string[];
         expect(names[0]).to.equal('safe_power_up');
         expect(names.at(-1)).to.equal('sinus');

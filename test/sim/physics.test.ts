@@ -75,7 +75,7 @@ describe('sim physics (Torso)', function () {
       10,
       0.02,
     );
-    expect(json(res)).to.deep.equal({ motors: { head_z: 40 }, duration: 1.5, waiting: true });
+    expect(json(res)).to.deep.equal({ motors: { head_z: 40 }, duration: 1.5, waiting: true, cancelled: false });
     expect(s.backend.clock.now() - start).to.be.within(1.45, 1.6);
     expect(Math.abs(((await value(s, 'head_z', 'present_position')) as number) - 40)).to.be.below(1);
   });

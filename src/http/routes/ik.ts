@@ -85,7 +85,7 @@ export function ikRoutes(
         body: { xyz: '0.1,-0.15,0.12', duration: 2, wait: true },
         answer: { xyz: '0.1,-0.15,0.12', rot: '0.3162,-0.9487,0.0' },
       },
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, clientGone }) => {
         const chain = chainOf(params.chain);
         const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
         if (body.rpy) target.rotation = rpyMatrix(body.rpy[0]!, body.rpy[1]!, body.rpy[2]!);
@@ -96,8 +96,8 @@ export function ikRoutes(
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
         });
         const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
-        if (body.wait) await done;
-        return poseAnswer(solution);
+        const outcome = body.wait ? await robot.waitFor(done, clientGone) : undefined;
+        return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };
       },
     }),
     route({

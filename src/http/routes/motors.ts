@@ -40,21 +40,31 @@ const gotoAnswer = z.object({
   motors: z.record(z.string(), z.number()).meta({ description: 'motor -> target after clamping, degrees' }),
   duration: z.number(),
   waiting: z.boolean().meta({ description: 'whether the answer came after the motion' }),
+  cancelled: z
+    .boolean()
+    .optional()
+    .meta({
+      description: 'with wait only: true when a newer command took a motor over before the end (beyond v4)',
+    }),
 });
 
-/** Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`. */
+/**
+ * Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`; a waited goto that a
+ * newer command cut short answers `cancelled: true` (docs/api.md "Honest answers").
+ */
 async function startGoto(
   robot: Robot,
   policy: MotionPolicy,
   targets: Map<Motor, number>,
   seconds: number,
   waiting: boolean,
+  clientGone: AbortSignal | undefined,
 ) {
   const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
-  if (waiting) await done;
+  const outcome = waiting ? await robot.waitFor(done, clientGone) : undefined;
   const motors: Record<string, number> = {};
   for (const [m, t] of clamped) motors[m.name] = t;
-  return { motors, duration: seconds, waiting };
+  return { motors, duration: seconds, waiting, ...(outcome && { cancelled: outcome.cancelled }) };
 }
 
 export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
@@ -147,9 +157,9 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { position: 30, duration: 1.5, wait: true },
         answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
       },
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, clientGone }) => {
         const m = robot.motor(params.motor);
-        return startGoto(robot, policy, new Map([[m, body.position]]), body.duration, body.wait);
+        return startGoto(robot, policy, new Map([[m, body.position]]), body.duration, body.wait, clientGone);
       },
     }),
     route({
@@ -163,14 +173,14 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { motors: ['m1', 'm2'], positions: [10, -20], duration: 2, wait: false },
         answer: { motors: { m1: 10, m2: -20 }, duration: 2, waiting: false },
       },
-      handler: async ({ body }) => {
+      handler: async ({ body, clientGone }) => {
         const targets = new Map<Motor, number>();
         body.motors.forEach((name, i) => {
           const m = robot.motor(name);
           if (targets.has(m)) throw badRequest(`motor "${name}" is listed twice`, MULTI_GOTO_TIP);
           targets.set(m, body.positions[i]!);
         });
-        return startGoto(robot, policy, targets, body.duration, body.wait);
+        return startGoto(robot, policy, targets, body.duration, body.wait, clientGone);
       },
     }),
   ];

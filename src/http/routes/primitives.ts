@@ -47,6 +47,21 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
         return { primitives: running, running_primitives: [...running] };
       },
     }),
+    route({
+      method: 'GET',
+      path: '/primitives/problems.json',
+      summary: 'custom primitive files that could not be loaded, with the reason',
+      beyondV4: true,
+      answer: z.object({ problems: z.array(z.object({ file: z.string(), reason: z.string() })) }),
+      handler: () => ({ problems: manager.loadProblems.map((p) => ({ file: p.file, reason: p.reason })) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/primitives/:primitive/status.json',
+      summary: "a primitive's state and the error that ended its last run (null if none)",
+      beyondV4: true,
+      handler: ({ params }) => manager.status(params.primitive),
+    }),
     lifecycle('start', 'started', 'start a primitive (a running one stays as it is)'),
     lifecycle('stop', 'stopped', 'stop a primitive, after its teardown'),
     lifecycle('pause', 'paused', 'pause a running primitive'),

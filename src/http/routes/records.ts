@@ -57,6 +57,14 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
     }),
     route({
       method: 'GET',
+      path: '/records/problems.json',
+      summary: 'move files that cannot be read (left out of list.json), with the reason',
+      beyondV4: true,
+      answer: z.object({ problems: z.array(z.object({ file: z.string(), reason: z.string() })) }),
+      handler: async () => ({ problems: await records.problems() }),
+    }),
+    route({
+      method: 'GET',
       path: '/records/:move/value.json',
       summary: 'the trajectory of a saved move, or of one being recorded',
       answer: trajectory,

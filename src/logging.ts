@@ -1,0 +1,34 @@
+/**
+ * The server's log: pino with levels, readable lines on a terminal (pino-pretty) and JSON lines otherwise, written
+ * synchronously so nothing is lost when the process exits. `asLogger` adapts it to the project's Logger interface
+ * (src/robot/robot.ts), which every module already uses.
+ */
+import pino from 'pino';
+import pretty from 'pino-pretty';
+import type { Logger } from './robot/robot.ts';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface LogOptions {
+  readonly level: LogLevel;
+  /** Human-readable lines (default: when stdout is a terminal). */
+  readonly pretty?: boolean;
+}
+
+export function createPino(opts: LogOptions): pino.Logger {
+  const readable = opts.pretty ?? Boolean(process.stdout.isTTY);
+  const stream = readable
+    ? pretty({ sync: true, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
+    : pino.destination({ dest: 1, sync: true });
+  return pino({ level: opts.level, base: undefined }, stream);
+}
+
+export function asLogger(log: pino.Logger): Logger {
+  return {
+    info: (msg) => log.info(msg),
+    warn: (msg) => log.warn(msg),
+    error: (msg) => log.error(msg),
+    debug: (msg) => log.debug(msg),
+  };
+}

@@ -6,6 +6,8 @@ import { objectBody } from '../body.ts';
 import type { RouteSpec } from '../route.ts';
 
 const RECORD_TIP = 'send {"motors": ["m1", "m2"]} or {"motors": "m1,m2"}, or no body to record every motor';
+const UPLOAD_TIP =
+  'send the move as pypot saves it: {"framerate": 50, "positions": {"0.0": {"m1": [0.0, 0.0]}, ...}}';
 const PLAY_TIP = 'send {"speed": 1.0} (negative plays backwards), or no body';
 
 /** Per-move operations and their method, for the answers to paths that carry a bad name. */
@@ -16,6 +18,7 @@ const OPERATIONS: Readonly<Record<string, 'GET' | 'POST'>> = {
   'play.json': 'POST',
   'stop.json': 'POST',
   'delete.json': 'POST',
+  'upload.json': 'POST',
 };
 
 /** REST-API.md 4.4 with the rules of CONTRACT.md 4. */
@@ -80,6 +83,18 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       handler: async ({ params }) => {
         await records.delete(params.move!);
         return { [params.move!]: 'deleted' };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/records/:move/upload.json',
+      summary:
+        'beyond v4: install a move sent as pypot move JSON {"framerate", "positions"} (the deploy gate)',
+      handler: async ({ params, body }) => {
+        const name = params.move!;
+        assertMoveName(name);
+        const frames = await records.upload(name, objectBody(body, UPLOAD_TIP));
+        return { [name]: 'uploaded', frames };
       },
     },
   ];

@@ -78,7 +78,7 @@ export interface ScenarioContext {
   check(name: string, body: (c: CheckRecorder) => void | Promise<void>): Promise<CheckResult>;
   loadMove(ref: MoveRef | string): Promise<Move>;
   /** Every check of a move (prefixed "<label>: "). On a server the move must already be there by that name. */
-  checkMove(label: string, move: Move, opts?: MoveCheckOptions): Promise<CheckResult[]>;
+  checkMove(label: string, move: Move, opts?: MoveCheckOptions & { name?: string }): Promise<CheckResult[]>;
   checkIkTargets(chain: string, targets: readonly IkTarget[], opts?: IkOptions): Promise<CheckResult[]>;
   /** Runs a primitive for `seconds`: no error, still running at the end; on the twin, no collision either. */
   checkPrimitive(name: string, seconds: number, opts?: PrimitiveRunOptions): Promise<CheckResult[]>;
@@ -226,8 +226,8 @@ function createContext(p: {
     loadMove: (ref) => loadMove(typeof ref === 'string' ? { file: ref } : ref, p.dir),
     checkMove: async (label, move, opts) => {
       const checks = twin
-        ? await checkMoveOnTwin(twin, rules, label, move, opts)
-        : await checkMoveOnRemote(target, p.motors, label, move, opts);
+        ? await checkMoveOnTwin(twin, rules, moveNameOf(label), move, opts)
+        : await checkMoveOnRemote(target, p.motors, opts?.name ?? moveNameOf(label), move, opts);
       return add(label, checks);
     },
     checkIkTargets: async (chain, targets, opts) => {
@@ -258,6 +258,16 @@ function createContext(p: {
       }
     },
   };
+}
+
+/** The label as a move name (the twin saves the move under it; on a server, the name it is installed as). */
+export function moveNameOf(label: string): string {
+  return (
+    label
+      .replace(/[^A-Za-z0-9_.-]+/g, '_')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 64) || 'move'
+  );
 }
 
 /** A move from a .record file (relative to `dir`) or by name from a records directory (default ./records). */

@@ -17,7 +17,7 @@ export async function primitiveRunCheck(
 ): Promise<CheckResult> {
   const poll = opts.pollS ?? 0.1;
   const findings: Finding[] = [];
-  await ok(target.post(`/primitives/${name}/start.json`), `start ${name}`);
+  await ok(target.get(`/primitives/${name}/start.json`), `start ${name}`);
   const t0 = target.now();
   let elapsed = 0;
   while (elapsed < seconds - 1e-9) {
@@ -41,7 +41,7 @@ export async function primitiveRunCheck(
   const error = opts.lastError?.(name);
   if (!findings.length && error)
     findings.push({ message: `${name} reported an error: ${error}`, where: name });
-  await target.post(`/primitives/${name}/stop.json`);
+  await target.get(`/primitives/${name}/stop.json`);
   return checkResult(
     `${name}: runs ${fmt(seconds, 1)} s`,
     findings.length ? `stopped early` : `ran ${fmt(elapsed, 2)} s, still running at the end, no error`,

@@ -46,6 +46,7 @@ export async function checkMoveOnTwin(
   if (unknown.length)
     return [...data, skippedCheck('replay', `not replayed: unknown motor(s) ${unknown.join(', ')}`)];
   const motors = move.motors.map((m) => twin.robot.motor(m));
+  const torqueLimits = motors.map((m) => m.commands.torqueLimit);
   if (opts.torqueLimit !== undefined) for (const m of motors) m.set('torqueLimit', opts.torqueLimit);
   const speed = opts.speed ?? 1;
   await twin.records.upload(name, moveToJson(move));
@@ -65,6 +66,7 @@ export async function checkMoveOnTwin(
     await twin.advance(SETTLE_S);
   } finally {
     observer.stop();
+    if (opts.torqueLimit !== undefined) motors.forEach((m, i) => m.set('torqueLimit', torqueLimits[i]!));
   }
   const { playStart, end } = player.timing;
   const expected = player.plan.duration;

@@ -82,60 +82,63 @@ function notable(a: string, b: string, rules: ContactRules): boolean {
 }
 
 export interface TorqueOptions {
-  /** Percentage points of torque that must stay unused under the torque limit (default 10). */
+  /** Share of the torque limit that must stay unused, percent (default 15): a servo at its limit cannot follow. */
   readonly headroomPercent?: number;
   /** Loads are averaged over this window, seconds, as a servo's current reading is (default 0.1). */
   readonly windowS?: number;
 }
 
-/** Load (moving mean of |present_load|) must stay under torque_limit minus the headroom, per motor. */
+/** Load (moving mean of |present_load|) must stay under torque_limit * (1 - headroom), per motor. */
 export function torqueHeadroomCheck(
   samples: readonly TickSample[],
   motors: readonly Motor[],
   opts: TorqueOptions = {},
 ): CheckResult {
-  const headroom = opts.headroomPercent ?? 10;
+  const headroom = opts.headroomPercent ?? 15;
   const window = opts.windowS ?? 0.1;
   const findings: Finding[] = [];
   const measured: Record<string, number> = {};
-  let least = Infinity;
-  let leastWhere = '';
+  let highest = -Infinity;
+  let highestWhere = '';
   motors.forEach((m, i) => {
     let sum = 0;
     let start = 0;
-    let worst = { time: 0, load: 0, limit: 0, spare: Infinity };
+    // use: load as a share of the torque limit, percent
+    let worst = { time: 0, load: 0, limit: 0, use: -Infinity };
     for (let k = 0; k < samples.length; k++) {
       const s = samples[k]!;
       sum += Math.abs(s.load[i]!);
       while (start < k && samples[start]!.time <= s.time - window + 1e-9)
         sum -= Math.abs(samples[start++]!.load[i]!);
       const load = sum / (k - start + 1);
-      const spare = s.torqueLimit[i]! - load;
-      if (spare < worst.spare) worst = { time: s.time, load, limit: s.torqueLimit[i]!, spare };
+      const limit = s.torqueLimit[i]!;
+      const use = limit > 0 ? (load / limit) * 100 : load > 0 ? Infinity : 0;
+      if (use > worst.use) worst = { time: s.time, load, limit, use };
     }
-    if (!Number.isFinite(worst.spare)) return;
-    measured[`${m.name}_min_headroom_pct`] = worst.spare;
-    if (worst.spare < least) {
-      least = worst.spare;
-      leastWhere = m.name;
+    if (worst.use === -Infinity) return;
+    measured[`${m.name}_peak_load_pct_of_limit`] = worst.use;
+    if (worst.use > highest) {
+      highest = worst.use;
+      highestWhere = m.name;
     }
-    if (worst.spare >= headroom) return;
+    const allowed = worst.limit * (1 - headroom / 100);
+    if (worst.load <= allowed) return;
     findings.push({
       message:
         `at t=${fmt(worst.time)} s ${m.name} carries ${fmt(worst.load, 1)} % load under its ${fmt(worst.limit, 1)} % ` +
-        `torque limit: ${fmt(worst.spare, 1)} points spare, under the ${fmt(headroom, 1)} required by ${fmt(headroom - worst.spare, 1)}`,
+        `torque limit (${fmt(worst.use, 0)} % of it): over the ${fmt(allowed, 1)} % that keeps ${fmt(headroom, 0)} % headroom by ${fmt(worst.load - allowed, 1)} points`,
       time: worst.time,
       where: m.name,
       value: worst.load,
-      limit: worst.limit - headroom,
-      margin: headroom - worst.spare,
+      limit: allowed,
+      margin: worst.load - allowed,
       unit: '%',
     });
   });
   return checkResult(
     'torque headroom',
-    Number.isFinite(least)
-      ? `load vs torque limit on ${motors.length} motor(s), ${samples.length} ticks; least headroom ${leastWhere} ${fmt(least, 1)} points (need ${fmt(headroom, 1)})`
+    Number.isFinite(highest)
+      ? `load vs torque limit on ${motors.length} motor(s), ${samples.length} samples; highest ${highestWhere} at ${fmt(highest, 0)} % of its limit (at most ${fmt(100 - headroom, 0)} %)`
       : 'no samples',
     findings,
     measured,

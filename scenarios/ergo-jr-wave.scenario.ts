@@ -11,7 +11,8 @@ export default defineScenario({
   runsOn: 'any',
   async run(t) {
     const wave = await t.loadMove('moves/ergo-jr-wave.record');
-    await t.checkMove('wave', wave);
+    // On a server by URL (--url), the move replayed is the one installed as "ergo-jr-wave".
+    await t.checkMove('wave', wave, { name: 'ergo-jr-wave' });
     await t.check('wave: ends where it starts', (c) => {
       const first = wave.frames[0]!.positions;
       const last = wave.frames[wave.frames.length - 1]!.positions;

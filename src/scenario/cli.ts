@@ -34,7 +34,7 @@ if (!files.length) {
 }
 const started = performance.now();
 const results = await runScenarios(files, { robot: opts.robot, url: opts.url, jobs: opts.jobs });
-console.log(`\n${summaryTable(results, process.stdout.columns ?? 140)}`);
+console.log(`\n${summaryTable(results, process.stdout.columns ?? 200)}`);
 const failures = failureList(results);
 if (failures) console.log(`\nFailures:\n${failures}`);
 console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -28,7 +28,7 @@ const opts = program.opts<{
 }>();
 try {
   const outcome = await deploy(program.args[0]!, { ...opts, log: (l) => console.log(l) });
-  console.log(`\n${summaryTable([outcome.report], process.stdout.columns ?? 140)}`);
+  console.log(`\n${summaryTable([outcome.report], process.stdout.columns ?? 200)}`);
   if (outcome.failed.length) console.log(`\nFailures:\n${failureList([outcome.report])}`);
   if (!outcome.installed) {
     console.log(

@@ -108,9 +108,10 @@ const xml = (s: string): string =>
     .replace(/"/g, '&quot;');
 
 /**
- * JUnit XML as the Apache Ant schema (JUnit.xsd) describes it: <testsuites> of one <testsuite> per scenario
- * (name, tests, failures, errors, skipped, time, timestamp, hostname, id, package, <properties>, <system-out>,
- * <system-err>), one <testcase> per check (name, classname, time) with <failure>, <error> or <skipped>.
+ * JUnit XML as the Apache Ant schema (JUnit.xsd) requires it: <testsuites> of one <testsuite> per scenario (name,
+ * tests, failures, errors, time, timestamp, hostname, id, package; <properties>, <system-out>, <system-err>), one
+ * <testcase> per check (name, classname, time) with a <failure> or <error> (message, type). Skipped checks use
+ * <skipped> and a `skipped` count, as Jenkins' junit-10.xsd and the Surefire schema add to Ant's.
  */
 export function junitReport(results: readonly ScenarioResult[], timestamp = new Date()): string {
   const stamp = timestamp.toISOString().slice(0, 19);

@@ -186,7 +186,10 @@ function parseJunit(xml: string): { testsuites: Record<string, string> & { tests
   }).parse(xml) as { testsuites: Record<string, string> & { testsuite: JunitSuite[] } };
 }
 
-/** The Ant JUnit schema's required parts, and counts that agree with the test cases. */
+/**
+ * The Ant JUnit schema's required elements and attributes (plus `skipped`, as Jenkins' junit-10.xsd has it), and
+ * counts that agree with the test cases.
+ */
 function checkJunit(xml: string, want: { suites: number; failures: number; errors: number }): void {
   expect(XMLValidator.validate(xml)).to.equal(true);
   const doc = parseJunit(xml);

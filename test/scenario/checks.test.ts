@@ -3,6 +3,7 @@
  * (move data), self- and table collision (injected contacts: the twin's colliders are another branch's work),
  * torque headroom and tracking (a move that sags under a low torque limit), IK reachability, expect helpers.
  */
+import path from 'node:path';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
@@ -10,6 +11,7 @@ import type { Contact } from '../../src/core/backend.ts';
 import { modelSpec } from '../../src/core/registers.ts';
 import { contactRules, collisionChecks, type TimedContact } from '../../src/scenario/checks/contacts.ts';
 import { ikChecks } from '../../src/scenario/checks/ik.ts';
+import { primitiveRunCheck } from '../../src/scenario/checks/primitive.ts';
 import { checkMoveOnTwin } from '../../src/scenario/checks/move.ts';
 import { moveDataChecks, servoMaxAcceleration } from '../../src/scenario/checks/move-data.ts';
 import { CheckRecorder } from '../../src/scenario/expect.ts';
@@ -218,6 +220,32 @@ describe('scenario checks: on the twin', function () {
     expect(reach!.measured.target0_solver_mm).to.be.below(3);
     expect(accuracy!.status).to.equal('pass');
     expect(accuracy!.measured.target0_physics_mm).to.be.below(3);
+  });
+});
+
+describe('scenario checks: primitive runs', function () {
+  this.timeout(30_000);
+  let twin: Twin;
+  before(async () => {
+    twin = await openTwin('ergo-jr', {
+      recordsDir: `/tmp/scenario-checks-${process.pid}`,
+      primitivesDir: path.join(import.meta.dirname, 'fixtures/primitives'),
+    });
+  });
+  after(() => twin.close());
+
+  it('catch a primitive that stops on an error before its time, naming when and why; pass one that runs', async () => {
+    const lastError = (n: string) => twin.primitives.get(n).lastError;
+    const faulty = await primitiveRunCheck(twinTarget(twin), 'faulty', 3, { lastError });
+    expect(faulty.status).to.equal('fail');
+    expect(faulty.findings[0]!.where).to.equal('faulty');
+    expect(faulty.findings[0]!.time).to.be.within(1, 1.2);
+    expect(faulty.findings[0]!.message).to.match(
+      /^faulty stopped at t=1\.\d\d s of the 3\.00 s run: .*lost track of m1/,
+    );
+    const dance = await primitiveRunCheck(twinTarget(twin), 'dance', 1, { lastError });
+    expect(dance).to.include({ status: 'pass', name: 'dance: runs 1.0 s' });
+    expect(dance.measured.ran_s).to.be.closeTo(1, 1e-6);
   });
 });
 

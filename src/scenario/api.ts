@@ -65,8 +65,8 @@ export interface ScenarioContext {
   wait(seconds: number): Promise<void>;
   /** Calls a route that must answer 200 and returns its JSON. */
   call(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Record<string, unknown>>;
-  /** A person's hand drags a joint on the twin (user degrees, sim seconds); resolves when let go. */
-  hand(motor: string, position: number, duration: number): Promise<void>;
+  /** Hands drag joints on the twin, `{motor: user degrees}` over `duration` sim seconds; resolves when let go. */
+  hand(targets: Readonly<Record<string, number>>, duration: number): Promise<void>;
   /** The sim's marker cards (routes of the vision work: GET /sim/cards/list.json, show, pose, hide). */
   readonly cards: {
     list(): Promise<Answer>;
@@ -191,12 +191,17 @@ function createContext(p: {
     wait: (s) => target.wait(s),
     call: (method, url, body) =>
       ok(method === 'GET' ? target.get(url) : target.post(url, body), `${method} ${url}`),
-    hand: async (motor, position, duration) => {
+    hand: async (targets, duration) => {
       const t = requireTwin();
-      const m = t.robot.motor(motor);
-      const done = t.backend.simulation!.hand.drag(m.id, m.toRaw(position), duration);
-      await t.advance(duration);
-      await done;
+      let pending = 0;
+      const drags = Object.entries(targets).map(([name, position]) => {
+        const m = t.robot.motor(name);
+        pending++;
+        return t.backend.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
+      });
+      // The hands let go on a physics step at or just after `duration`: move time until they have.
+      for (let waited = 0; pending > 0 && waited < duration + 1; waited += 0.02) await t.advance(0.02);
+      await Promise.all(drags);
     },
     cards: {
       list: () => target.get('/sim/cards/list.json'),

@@ -8,7 +8,7 @@ import { describe } from '../core/values.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Motor } from '../robot/motor.ts';
 import type { Logger, Robot } from '../robot/robot.ts';
-import { type Move, assertMoveName, moveToJson } from './move.ts';
+import { type Move, assertMoveName, moveToJson, parseMoveFile } from './move.ts';
 import { PlayerPrimitive, ReplayPlan } from './player.ts';
 import { RecorderPrimitive } from './recorder.ts';
 import { CorruptMoveError, type MoveFileProblem, type RecordStore } from './store.ts';
@@ -196,6 +196,35 @@ export class RecordsService {
       }
       await entry.player.start();
     });
+  }
+
+  /**
+   * Installs a move sent as pypot move JSON (beyond v4: the deploy gate's upload), saved atomically like a recorded
+   * one and replacing a saved move of that name. 400 bad name, bad data or motors this robot does not have; 409 when
+   * the move is being recorded or replayed. Returns the number of frames saved.
+   */
+  async upload(name: string, data: unknown): Promise<number> {
+    assertMoveName(name);
+    const move = parseMoveFile(JSON.stringify(data ?? null), `uploaded move "${name}"`);
+    const unknown = move.motors.filter((m) => !this.#robot.hasMotor(m));
+    if (unknown.length)
+      throw badRequest(
+        `The move "${name}" uses motors this robot does not have`,
+        'GET /motors/list.json lists the motors of this robot',
+        `unknown motor(s): ${unknown.join(', ')}`,
+      );
+    await this.#exclusive(name, async () => {
+      const e = this.#entries.get(name);
+      if (e?.recorder?.running || e?.player?.running)
+        throw conflict(
+          `The move "${name}" is ${e.recorder?.running ? 'being recorded' : 'playing'}`,
+          `stop it first: POST /records/${name}/${e.recorder?.running ? 'save' : 'stop'}.json`,
+          'a move cannot be replaced while it is recorded or replayed',
+        );
+      await this.#store.save(name, move);
+      if (e) e.pending = false; // a stopped, unsaved recording of that name is replaced by the upload
+    });
+    return move.frames.length;
   }
 
   /** Stops a replay; fine when nothing plays. 404 for an unknown move. */

@@ -3,10 +3,13 @@ import { RobotError } from '../../core/errors.ts';
 import { assertMoveName } from '../../records/move.ts';
 import { MAX_REPLAY_SPEED, MIN_REPLAY_SPEED } from '../../records/player.ts';
 import type { RecordsService } from '../../records/service.ts';
+import { objectBody } from '../body.ts';
 import { route, type RouteSpec } from '../route.ts';
 import { lenientNumber, nameToWord } from '../schema.ts';
 
 const RECORD_TIP = 'send {"motors": ["m1", "m2"]} or {"motors": "m1,m2"}, or no body to record every motor';
+const UPLOAD_TIP =
+  'send the move as pypot saves it: {"framerate": 50, "positions": {"0.0": {"m1": [0.0, 0.0]}, ...}}';
 const PLAY_TIP = 'send {"speed": 1.0} (negative plays backwards), or no body';
 
 /** Per-move operations and their method, for the answers to paths that carry a bad name. */
@@ -17,6 +20,7 @@ const OPERATIONS: Readonly<Record<string, 'GET' | 'POST'>> = {
   'play.json': 'POST',
   'stop.json': 'POST',
   'delete.json': 'POST',
+  'upload.json': 'POST',
 };
 
 const recordBody = z.object({
@@ -43,6 +47,13 @@ const trajectory = z
   .object({ length: z.number().meta({ description: 'number of time keys' }) })
   .catchall(z.unknown())
   .meta({ description: '{<move>: {<t>: {<motor>: [position, speed]}}, length}' });
+
+/** Documented only (z.unknown validates nothing): the move file reader checks it, naming the frame and motor at fault. */
+const uploadBody = z.unknown().meta({
+  description:
+    "a move as pypot's Move.save writes it: {framerate: frames per second, positions: {<t seconds>: {<motor>: " +
+    '[position degrees, speed]}}}',
+});
 
 /** REST-API.md 4.4 with the rules of CONTRACT.md 4. */
 export function recordRoutes(records: RecordsService): RouteSpec[] {
@@ -132,6 +143,28 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       handler: async ({ params }) => {
         await records.delete(params.move);
         return { [params.move]: 'deleted' };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/records/:move/upload.json',
+      summary: 'install a move sent as pypot move JSON {"framerate", "positions"} (the deploy gate)',
+      description:
+        'Checked like a move file read from disk (frames, motors of this robot); saved atomically, replacing a ' +
+        'saved move of that name. 409 while that move is recorded or replayed.',
+      beyondV4: true,
+      bareBody: uploadBody,
+      tip: UPLOAD_TIP,
+      answer: z.object({ frames: z.number() }).catchall(z.string()),
+      examples: {
+        body: { framerate: 50, positions: { '0.0': { m1: [0, 0] }, '0.02': { m1: [0.4, 20] } } },
+        answer: { wave: 'uploaded', frames: 2 },
+      },
+      handler: async ({ params, body }) => {
+        const name = params.move;
+        assertMoveName(name);
+        const frames = await records.upload(name, objectBody(body, UPLOAD_TIP));
+        return { [name]: 'uploaded', frames };
       },
     }),
   ];

@@ -1,0 +1,161 @@
+/**
+ * Runs scenario files in parallel, one child process per core, each scenario on its own fresh twin, and reports
+ * progress as they finish: a live status line on a terminal, plain lines otherwise.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CheckResult, type ScenarioResult, fmt } from './result.ts';
+import type { Job, WorkerMessage } from './worker.ts';
+
+/** In a folder, the runner picks files named like this (other .ts files there are helpers and data makers). */
+export const SCENARIO_FILE = /\.scenario\.[cm]?ts$/;
+
+/** Scenario files of the given files and folders (folders recursively), sorted, without duplicates. */
+export async function findScenarios(inputs: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.')) await walk(full);
+      else if (e.isFile() && SCENARIO_FILE.test(e.name)) found.add(path.resolve(full));
+    }
+  };
+  for (const input of inputs) {
+    const s = await stat(input).catch(() => undefined);
+    if (!s) throw new Error(`no such file or folder: ${input}`);
+    if (s.isDirectory()) await walk(input);
+    else found.add(path.resolve(input));
+  }
+  return [...found].sort();
+}
+
+export interface RunnerOptions {
+  readonly robot?: string;
+  readonly url?: string;
+  /** Processes at once (default: the machine's cores). */
+  readonly jobs?: number;
+  /** Where progress goes (default process.stdout); a TTY gets a live line. */
+  readonly out?: NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean };
+}
+
+const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'worker.ts');
+
+/** Runs every file; results in the order of `files`. */
+export async function runScenarios(
+  files: readonly string[],
+  opts: RunnerOptions = {},
+): Promise<ScenarioResult[]> {
+  const out = opts.out ?? process.stdout;
+  const live = Boolean(out.isTTY);
+  const jobs: Job[] = files.map((p, id) => ({
+    id,
+    path: p,
+    file: path.relative(process.cwd(), p) || p,
+    robot: opts.robot,
+    url: opts.url,
+  }));
+  const results: ScenarioResult[] = new Array(jobs.length);
+  const running = new Map<number, { job: Job; since: number }>();
+  let done = 0;
+  const status = () => {
+    if (!live) return;
+    const now = performance.now();
+    const names = [...running.values()].map(
+      (r) => `${path.basename(r.job.file)} ${fmt((now - r.since) / 1000, 1)} s`,
+    );
+    out.write(`\r\x1b[K[${done}/${jobs.length}] running: ${names.join(', ')}`);
+  };
+  const print = (s: string) => out.write(live ? `\r\x1b[K${s}\n` : `${s}\n`);
+  const ticker = live ? setInterval(status, 200) : undefined;
+  const pool = Math.max(1, Math.min(opts.jobs ?? os.availableParallelism(), jobs.length));
+  const queue = [...jobs];
+  const workers: ChildProcess[] = [];
+  try {
+    await Promise.all(
+      Array.from({ length: pool }, async () => {
+        let child = spawnWorker();
+        workers.push(child);
+        for (let job = queue.shift(); job; job = queue.shift()) {
+          running.set(job.id, { job, since: performance.now() });
+          if (!live) print(`start ${job.file}`);
+          status();
+          const result = await runIn(child, job).catch((err: Error) => {
+            child = spawnWorker(); // the old one died: the next job gets a fresh process
+            workers.push(child);
+            return crashed(job, err.message);
+          });
+          running.delete(job.id);
+          results[job.id] = result;
+          done++;
+          print(resultLines(result));
+          status();
+        }
+      }),
+    );
+  } finally {
+    if (ticker) clearInterval(ticker);
+    if (live) out.write('\r\x1b[K');
+    for (const w of workers) if (w.connected) w.disconnect();
+  }
+  return results;
+}
+
+function spawnWorker(): ChildProcess {
+  return fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+function runIn(child: ChildProcess, job: Job): Promise<ScenarioResult> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: WorkerMessage) => {
+      if (m.id !== job.id) return;
+      cleanup();
+      resolve(m.result);
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      cleanup();
+      reject(new Error(`the scenario process ended (${signal ?? `exit code ${code}`})`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+    child.send(job);
+  });
+}
+
+function crashed(job: Job, why: string): ScenarioResult {
+  return {
+    file: job.file,
+    name: path.basename(job.file),
+    robot: job.robot ?? '?',
+    target: job.url ?? 'twin',
+    status: 'error',
+    checks: [],
+    error: why,
+    wallSeconds: 0,
+  };
+}
+
+const WORD: Record<string, string> = { pass: 'pass', fail: 'FAIL', error: 'ERROR', skipped: 'skip' };
+
+/** The lines printed when a scenario finishes: its verdict, then each failed or errored check. */
+export function resultLines(r: ScenarioResult): string {
+  const count = (s: CheckResult['status']) => r.checks.filter((c) => c.status === s).length;
+  const head =
+    `${WORD[r.status]} ${r.name} [${r.robot}, ${r.target}] ${fmt(r.wallSeconds, 1)} s: ` +
+    `${count('pass')}/${r.checks.length} checks passed` +
+    (count('fail') ? `, ${count('fail')} failed` : '') +
+    (count('skipped') ? `, ${count('skipped')} skipped` : '');
+  const lines = [head];
+  if (r.error) lines.push(`    error: ${r.error}`);
+  for (const c of r.checks) {
+    if (c.status === 'fail') lines.push(`    FAIL ${c.name}: ${c.findings[0]?.message ?? c.summary}`);
+    if (c.status === 'error') lines.push(`    ERROR ${c.name}: ${c.summary}`);
+  }
+  return lines.join('\n');
+}

@@ -23,6 +23,8 @@ import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
+import { createWebView } from './ui/plugin.ts';
+import type { StateStream } from './ui/stream.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -49,6 +51,8 @@ export interface RobotServer {
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
+  /** The live state stream of the web view (/ui/, /stream/state). */
+  readonly stream: StateStream;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -112,7 +116,24 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
-  const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
+  const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
+  const view = await createWebView({
+    robot,
+    primitives,
+    chains: [...chains.keys()],
+    urdfPath: config.urdfPath,
+    features: { cameraFrame: has('/sensors/camera/frame.png'), cards: has('/sim/cards/list.json') },
+  });
+  routes.push(...view.routes);
+  const app = buildApp({
+    routes,
+    logger,
+    corsOrigins: opts.corsOrigins,
+    title: `Poppy ${config.name}`,
+    viewPath: '/ui/',
+    alsoListed: view.listed,
+  });
+  await view.registerStream(app);
   backend.start?.();
   let closing: Promise<void> | undefined;
   return {
@@ -122,6 +143,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     config,
     primitives,
     records,
+    stream: view.stream,
     close() {
       closing ??= (async () => {
         await app.close();

@@ -49,6 +49,8 @@ export interface RobotState {
   readonly seq: number;
   /** Robot clock, seconds (sim time on the twin). */
   readonly time: number;
+  /** Control-loop ticks so far: the state is the one read at that tick. */
+  readonly tick: number;
   /** User degrees. */
   readonly present: number[];
   readonly goal: number[];

@@ -64,6 +64,7 @@ export function robotState(
     type: 'state',
     seq,
     time: round(robot.clock.now(), 1000),
+    tick: robot.ticks,
     present: ms.map((m) => m.state.presentPosition),
     goal: ms.map((m) => round(m.commands.goalPosition, 100)),
     joint: ms.map((m) => round(userToJoint(m.frame, m.state.presentPosition), 1e5)),

@@ -233,7 +233,8 @@ describe('WebSocket /stream/state on a listening twin', function () {
     const api = (await twin.get('/motors/m1/registers/present_position/value.json')).json() as {
       present_position: number;
     };
-    const state = await inbox.until<RobotState>((m) => m.type === 'state' && m.time >= 1);
+    const ticks = twin.robot.ticks;
+    const state = await inbox.until<RobotState>((m) => m.type === 'state' && m.tick >= ticks);
     expect(state.present[0]).to.equal(api.present_position);
     expect(state.present[0]).to.be.closeTo(40, 2);
     expect(state.compliant[0]).to.equal(false);
@@ -246,8 +247,8 @@ describe('WebSocket /stream/state on a listening twin', function () {
     await twin.get('/primitives/dance/start.json');
     await twin.post('/records/stream-test/record.json');
     await twin.advance(0.1);
-    const t = twin.robot.clock.now();
-    const state = await inbox.until<RobotState>((m) => m.type === 'state' && m.time >= t - 1e-9);
+    const ticks = twin.robot.ticks;
+    const state = await inbox.until<RobotState>((m) => m.type === 'state' && m.tick >= ticks);
     expect(state.primitives.running).to.include('dance');
     expect(state.records.recording).to.deep.equal(['stream-test']);
     await twin.get('/primitives/dance/stop.json');

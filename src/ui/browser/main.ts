@@ -81,7 +81,10 @@ async function start(): Promise<void> {
       description,
       lastState: () => last,
       renderedSeq: () => view.renderedSeq,
+      framesDrawn: () => view.framesDrawn,
       linkScreenPosition: (link: string) => view.linkScreenPosition(link),
+      linkNames: () => Object.keys(view.robot.links),
+      setRobotVisible: (visible: boolean) => view.setRobotVisible(visible),
     },
   });
 }

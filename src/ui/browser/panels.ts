@@ -256,10 +256,11 @@ export function ikPanel(
   const current = async () => {
     const pose = (await reported(error, () => api('GET', `/ik/${enc(chain.value)}/value.json`))) as
       { xyz: string } | undefined;
-    if (pose) setTarget(pose.xyz.split(',').map(Number));
+    if (pose) fill(pose.xyz.split(',').map(Number));
   };
+  const fill = (p: readonly number[]) => axes.forEach((input, i) => (input.value = (p[i] ?? 0).toFixed(3)));
   const setTarget = (p: readonly number[]) => {
-    axes.forEach((input, i) => (input.value = (p[i] ?? 0).toFixed(3)));
+    fill(p);
     hooks.showTarget(p);
   };
   for (const input of axes)
@@ -271,7 +272,7 @@ export function ikPanel(
       { class: 'row' },
       'chain ',
       chain,
-      button('Where is it now?', () => void current()),
+      button('Where is it now?', () => void current(), { id: 'ik-where' }),
     ),
     el('div', { class: 'row' }, 'x ', axes[0]!, 'y ', axes[1]!, 'z ', axes[2]!, ' m'),
     el('div', { class: 'row' }, el('label', {}, pick, ' click in the 3D view to set the target')),
@@ -281,15 +282,19 @@ export function ikPanel(
       'duration ',
       duration,
       ' s ',
-      button('Go', () => {
-        void reported(error, async () => {
-          const reached = (await api('POST', `/ik/${enc(chain.value)}/goto.json`, {
-            xyz: axes.map((a) => Number(a.value)),
-            duration: Number(duration.value),
-          })) as { xyz: string };
-          answer.textContent = `solution reaches ${reached.xyz}`;
-        });
-      }),
+      button(
+        'Go',
+        () => {
+          void reported(error, async () => {
+            const reached = (await api('POST', `/ik/${enc(chain.value)}/goto.json`, {
+              xyz: axes.map((a) => Number(a.value)),
+              duration: Number(duration.value),
+            })) as { xyz: string };
+            answer.textContent = `solution reaches ${reached.xyz}`;
+          });
+        },
+        { id: 'ik-go' },
+      ),
       error,
     ),
     answer,

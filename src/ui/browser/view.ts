@@ -26,6 +26,8 @@ export class RobotView {
   readonly robot: URDFRobot;
   /** Seq of the last state drawn (tests and scripts wait on it). */
   renderedSeq = -1;
+  /** Pictures drawn so far. */
+  framesDrawn = 0;
   readonly #container: HTMLElement;
   readonly #cards = new Map<string, THREE.Mesh>();
   readonly #target: THREE.Mesh;
@@ -36,7 +38,7 @@ export class RobotView {
   constructor(container: HTMLElement, description: RobotDescription, urdf: string) {
     this.#container = container;
     THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
-    this.renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+    this.renderer = new THREE.WebGLRenderer({ antialias: true });
     this.renderer.setPixelRatio(window.devicePixelRatio);
     container.prepend(this.renderer.domElement);
     this.scene.background = new THREE.Color(BACKGROUND);
@@ -58,7 +60,7 @@ export class RobotView {
     const reach = Math.max(size.x, size.y, size.z);
     this.camera.position
       .copy(centre)
-      .add(new THREE.Vector3(1.1, -1.5, 0.8).normalize().multiplyScalar(reach * 2.6));
+      .add(new THREE.Vector3(1.1, -1.5, 0.8).normalize().multiplyScalar(reach * 2.2));
     this.camera.near = reach / 100;
     this.camera.far = reach * 100;
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
@@ -80,10 +82,17 @@ export class RobotView {
         this.#dirty = false;
         this.renderer.render(this.scene, this.camera);
         this.renderedSeq = this.#pendingSeq;
+        this.framesDrawn++;
       }
       requestAnimationFrame(frame);
     };
     requestAnimationFrame(frame);
+  }
+
+  /** Hides or shows the robot (to compare a picture with and without it). */
+  setRobotVisible(visible: boolean): void {
+    this.robot.visible = visible;
+    this.invalidate();
   }
 
   invalidate(): void {

@@ -19,6 +19,9 @@ import { simRoutes } from './http/routes/sim.ts';
 import { primitiveRoutes } from './http/routes/primitives.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ikRoutes } from './http/routes/ik.ts';
+import { sensorRoutes } from './http/routes/sensors.ts';
+import { cardRoutes } from './http/routes/cards.ts';
+import { MarkerWatcher } from './vision/watcher.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
@@ -51,6 +54,8 @@ export interface RobotServer {
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
+  /** The marker detector running in the background, when the robot has a camera and a detector. */
+  readonly markers: MarkerWatcher | undefined;
   /** The live state stream of the web view (/ui/, /stream/state). */
   readonly stream: StateStream;
   /** Stops the robot and the backend; idempotent. */
@@ -107,6 +112,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  const markers =
+    backend.camera && config.markerDetector
+      ? new MarkerWatcher({
+          camera: backend.camera,
+          clock: backend.clock,
+          onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
+        })
+      : undefined;
   const listing: PrimitiveListing = () => primitives.listing();
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing),
@@ -114,15 +127,21 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
     ...ikRoutes(robot, chains),
+    ...sensorRoutes({ camera: backend.camera, markers }),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,
     primitives,
     chains: [...chains.keys()],
-    urdfPath: config.urdfPath,
-    features: { cameraFrame: has('/sensors/camera/frame.png'), cards: has('/sim/cards/list.json') },
+    urdf,
+    features: {
+      cameraFrame: backend.camera !== undefined && has('/sensors/camera/frame.png'),
+      cards: has('/sim/cards/list.json'),
+    },
+    markers: markers && { latest: () => markers.latest().markers },
   });
   routes.push(...view.routes);
   const app = buildApp({
@@ -135,6 +154,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   });
   await view.registerStream(app);
   backend.start?.();
+  markers?.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -143,10 +163,12 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     config,
     primitives,
     records,
+    markers,
     stream: view.stream,
     close() {
       closing ??= (async () => {
         await app.close();
+        await markers?.close();
         await records.close();
         await primitives.close();
         await robot.stop();

@@ -13,9 +13,10 @@ import { RobotError, badRequest } from '../core/errors.ts';
 import { RawReply, type RouteSpec } from '../http/route.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Robot } from '../robot/robot.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
 import { BROWSER_DIR, BrowserBundle } from './bundle.ts';
 import { MAX_RATE, type RobotDescription } from './protocol.ts';
-import { type MarkerProvider, describeRobot, robotState } from './state.ts';
+import { type MarkerProvider, describeRobot, robotState, sceneDescription } from './state.ts';
 import { StateStream, parseRate, type StreamOptions } from './stream.ts';
 
 export interface UiOptions {
@@ -23,8 +24,8 @@ export interface UiOptions {
   readonly primitives: PrimitiveManager;
   /** IK chain names. */
   readonly chains: readonly string[];
-  /** The robot's URDF, served to the view. */
-  readonly urdfPath: string;
+  /** The robot's URDF, sent to the view as data (src/scene/twin-scene.ts draws it). */
+  readonly urdf: UrdfRobot;
   /** Which optional routes the server has (the camera frame, the sim's marker cards). */
   readonly features: RobotDescription['features'];
   /** Detected markers, when a detector runs; without one the state's `markers` is null. */
@@ -57,11 +58,11 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
     opts.stream,
   );
   const bundle = new BrowserBundle();
-  const [page, style, urdf] = await Promise.all([
+  const [page, style] = await Promise.all([
     readFile(`${BROWSER_DIR}index.html`, 'utf8'),
     readFile(`${BROWSER_DIR}style.css`, 'utf8'),
-    readFile(opts.urdfPath, 'utf8'),
   ]);
+  const world = sceneDescription(robot, opts.urdf);
   const routes: RouteSpec[] = [
     {
       method: 'GET',
@@ -103,9 +104,10 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
     },
     {
       method: 'GET',
-      path: '/ui/robot.urdf',
-      summary: "the robot's URDF, as the web view loads it",
-      handler: () => new RawReply('application/xml; charset=utf-8', urdf),
+      path: '/ui/scene.json',
+      summary:
+        "what the 3D view builds its scene from: the URDF's links and joints, table, cards' resting places, camera",
+      handler: () => world,
     },
     {
       method: 'GET',

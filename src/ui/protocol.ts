@@ -1,7 +1,10 @@
 /**
  * The messages of the live state stream and the view's robot description (beyond the v4 API). Shared by the server
- * and the browser code, so it imports nothing.
+ * and the browser code: type imports only.
  */
+import type { CameraConfig, TableConfig } from '../config/robot-config.ts';
+import type { CardState } from '../scene/cards.ts';
+import type { UrdfJoint, UrdfLink } from '../urdf/types.ts';
 
 /** A marker card seen by the camera: pixel corners in the camera frame (the vision helper's DetectedMarker). */
 export interface StreamMarker {
@@ -73,3 +76,17 @@ export interface RobotState {
 }
 
 export const MAX_RATE = 50;
+
+/** GET /ui/scene.json: what src/scene/twin-scene.ts needs, as JSON. */
+export interface SceneDescription {
+  readonly urdf: {
+    readonly name: string;
+    readonly root: string;
+    readonly links: readonly UrdfLink[];
+    readonly joints: readonly UrdfJoint[];
+  };
+  readonly table: TableConfig | null;
+  /** At their resting places; GET /sim/cards/list.json gives where they are now. */
+  readonly cards: readonly CardState[];
+  readonly camera: CameraConfig | null;
+}

@@ -6,7 +6,14 @@
 import { userToJoint } from '../core/frames.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Robot } from '../robot/robot.ts';
-import { MAX_RATE, type RobotDescription, type RobotState, type StreamMarker } from './protocol.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import {
+  MAX_RATE,
+  type RobotDescription,
+  type RobotState,
+  type SceneDescription,
+  type StreamMarker,
+} from './protocol.ts';
 
 export type { StreamMarker };
 
@@ -81,4 +88,15 @@ export function robotState(
 
 function round(x: number, scale: number): number {
   return Math.round(x * scale) / scale + 0;
+}
+
+/** The twin scene's inputs as JSON (the URDF's link map becomes a list). */
+export function sceneDescription(robot: Robot, urdf: UrdfRobot): SceneDescription {
+  const { world, camera } = robot.config;
+  return {
+    urdf: { name: urdf.name, root: urdf.root, links: [...urdf.links.values()], joints: urdf.joints },
+    table: world.table,
+    cards: world.cards.map((c) => ({ ...c, home: { xyz: c.xyz, rpy: c.rpy } })),
+    camera,
+  };
 }

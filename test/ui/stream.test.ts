@@ -8,7 +8,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { openTwin, type Twin } from '../../src/scenario/twin.ts';
-import type { RobotDescription, RobotState } from '../../src/ui/protocol.ts';
+import type { RobotDescription, RobotState, SceneDescription } from '../../src/ui/protocol.ts';
 import { CLOSE_TOO_SLOW, StateStream, type ViewerSocket } from '../../src/ui/stream.ts';
 
 class FakeSocket implements ViewerSocket {
@@ -239,7 +239,7 @@ describe('WebSocket /stream/state on a listening twin', function () {
     expect(state.present[0]).to.be.closeTo(40, 2);
     expect(state.compliant[0]).to.equal(false);
     expect(state.joint[0]).to.be.closeTo((40 * Math.PI) / 180, 0.04); // m1 is direct, offset 0
-    expect(state.markers).to.equal(null);
+    expect(state.markers).to.deep.equal([]); // the detector runs; no card is in view
   });
 
   it('shows running primitives and moves being recorded', async () => {
@@ -295,7 +295,7 @@ describe('WebSocket /stream/state on a listening twin', function () {
     expect(index.body).to.include('<code>GET /motors/list.json</code>');
   });
 
-  it('serves the view: page, bundled script, robot description and URDF', async () => {
+  it('serves the view: page, bundled script, robot description and scene', async () => {
     const page = await twin.get('/ui/');
     expect(page.headers['content-type']).to.match(/text\/html/);
     expect(page.body).to.include('<script type="module" src="/ui/app.js">');
@@ -304,10 +304,12 @@ describe('WebSocket /stream/state on a listening twin', function () {
     expect(script.headers['content-type']).to.match(/javascript/);
     expect(script.body).to.not.match(/\bfrom\s*["'](three|urdf-loader)/); // bundled, nothing left to fetch
     expect(script.body.length).to.be.greaterThan(100_000);
-    const urdf = await twin.get('/ui/robot.urdf');
-    expect(urdf.body).to.include('<robot name="PoppyErgoJr">');
+    const scene = (await twin.get('/ui/scene.json')).json() as SceneDescription;
+    expect(scene.urdf.root).to.equal('base_link');
+    expect(scene.urdf.joints.map((j) => j.name)).to.include.members(['m1', 'm6']);
+    expect(scene.camera?.link).to.equal('tip');
     const description = (await twin.get('/ui/robot.json')).json() as RobotDescription;
     expect(description.robot).to.equal('ergo-jr');
-    expect(description.features).to.deep.equal({ cameraFrame: false, cards: false });
+    expect(description.features).to.deep.equal({ cameraFrame: true, cards: true });
   });
 });

@@ -30,6 +30,19 @@ interface PoppyView {
   setRobotVisible(visible: boolean): void;
 }
 declare const window: { poppyView?: PoppyView };
+// The page-side callbacks' view of the DOM (the tests compile without the DOM library).
+interface PageImage {
+  complete: boolean;
+  naturalWidth: number;
+}
+interface PageCanvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): {
+    getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> };
+  };
+}
+declare const document: { querySelector(selector: string): unknown };
 
 describe('web view in chromium (ergo-jr twin)', function () {
   this.timeout(30000);
@@ -260,6 +273,33 @@ describe('web view in chromium (ergo-jr twin)', function () {
     expect(Math.hypot(...target), 'a point on the robot').to.be.within(0.01, 0.5);
     expect(await answerTo('/ik/chain/goto.json', () => page.locator('#ik-go').click())).to.equal(200);
     expect(await page.locator('#ik-error').textContent()).to.equal('');
+  });
+
+  it('the camera panel shows the frame; a card shown with its button is detected and outlined', async () => {
+    await page.waitForFunction(() => {
+      const img = document.querySelector('#camera img') as PageImage | null;
+      return !!img && img.complete && img.naturalWidth === 640;
+    });
+    const row = page.locator('#cards tr[data-card="caribou"]');
+    const show = row.getByRole('button', { name: 'Show to the camera' });
+    expect(await answerTo('/sim/cards/caribou/show.json', () => show.click())).to.equal(200);
+    const cards = (await api('/sim/cards/list.json')).cards as { name: string; visible: boolean }[];
+    expect(cards.find((c) => c.name === 'caribou')!.visible).to.equal(true);
+    const state = await settle(1.1); // the detector runs once a second of sim time
+    expect(state.markers!.map((m) => m.id)).to.include(221052793);
+    const outlined = await page.evaluate(() => {
+      const canvas = document.querySelector('#camera canvas') as PageCanvas;
+      const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      let drawn = 0;
+      for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) drawn++;
+      return drawn;
+    });
+    expect(outlined, 'outline pixels').to.be.greaterThan(200);
+    expect(
+      await answerTo('/sim/cards/caribou/hide.json', () =>
+        row.getByRole('button', { name: 'Put away' }).click(),
+      ),
+    ).to.equal(200);
   });
 
   it('ran without a console error', () => {

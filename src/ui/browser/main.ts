@@ -1,5 +1,5 @@
 /** The web view's entry: the robot's description, the 3D view, the panels, the live stream that feeds them. */
-import type { RobotDescription, RobotState } from '../protocol.ts';
+import type { RobotDescription, RobotState, SceneDescription } from '../protocol.ts';
 import { api, reported } from './api.ts';
 import { LiveState } from './live.ts';
 import { cameraPanel, ikPanel, motorsPanel, primitivesPanel, recordsPanel, type Panel } from './panels.ts';
@@ -9,13 +9,13 @@ const byId = (id: string) => document.getElementById(id)!;
 
 async function start(): Promise<void> {
   const description = (await api('GET', '/ui/robot.json')) as RobotDescription;
-  const urdf = await (await fetch('/ui/robot.urdf')).text();
+  const world = (await api('GET', '/ui/scene.json')) as SceneDescription;
   byId('title').textContent =
     `Poppy ${description.robot} (${description.backend === 'sim' ? 'twin' : 'real robot'})`;
   document.title = `Poppy ${description.robot}`;
 
   const viewBox = byId('view');
-  const view = new RobotView(viewBox, description, urdf);
+  const view = new RobotView(viewBox, description, world);
   byId('view-hint').textContent = 'drag to orbit, right-drag to pan, wheel to zoom';
 
   const panels: Panel[] = [motorsPanel(byId('motors'), description), recordsPanel(byId('records'))];
@@ -83,7 +83,7 @@ async function start(): Promise<void> {
       renderedSeq: () => view.renderedSeq,
       framesDrawn: () => view.framesDrawn,
       linkScreenPosition: (link: string) => view.linkScreenPosition(link),
-      linkNames: () => Object.keys(view.robot.links),
+      linkNames: () => world.urdf.links.map((l) => l.name),
       setRobotVisible: (visible: boolean) => view.setRobotVisible(visible),
     },
   });

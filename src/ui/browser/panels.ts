@@ -357,17 +357,28 @@ function drawMarkers(canvas: HTMLCanvasElement, markers: readonly StreamMarker[]
 
 /** Sim only: hold a marker card in front of the camera, or put it back. */
 function cardButtons(): HTMLElement {
-  const box = el('div', { id: 'cards' });
+  const box = el('table', { id: 'cards' });
   const error = errorBox();
   void reported(error, async () => {
-    const { cards } = (await api('GET', '/sim/cards/list.json')) as { cards: { name: string }[] };
+    const { cards } = (await api('GET', '/sim/cards/list.json')) as { cards: { name: string; id: number }[] };
     box.replaceChildren(
-      el('span', { class: 'muted' }, 'show a card: '),
-      ...cards.flatMap((c) => [
-        button(c.name, () => void reported(error, () => api('POST', `/sim/cards/${enc(c.name)}/show.json`))),
-        button('hide', () => void reported(error, () => api('POST', `/sim/cards/${enc(c.name)}/hide.json`))),
-      ]),
-      error,
+      ...cards.map((c) => {
+        const rowError = errorBox();
+        const post = (op: string) => () =>
+          void reported(rowError, () => api('POST', `/sim/cards/${enc(c.name)}/${op}.json`));
+        return el(
+          'tr',
+          { 'data-card': c.name },
+          el('td', {}, `card ${c.name}`),
+          el(
+            'td',
+            {},
+            button('Show to the camera', post('show')),
+            button('Put away', post('hide')),
+            rowError,
+          ),
+        );
+      }),
     );
   });
   return el('div', {}, box, error);

@@ -1,17 +1,18 @@
 /**
- * The 3D twin: the robot from its URDF (urdf-loader), the table and marker cards of the sim world, orbit controls.
+ * The 3D twin: the world of src/scene/twin-scene.ts (the same description the sim camera renders: the robot's URDF
+ * shapes, the table, the marker cards with their printed faces), drawn by WebGL with lights and orbit controls.
  * The scene keeps the URDF's frame (z up, metres), so a clicked point is already an IK target in the root frame.
  * It renders only when something changed (a new state, the camera moved, the window resized).
  */
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
-import URDFLoader, { type URDFRobot } from 'urdf-loader';
-import type { RobotDescription, RobotState } from '../protocol.ts';
+import { TwinScene } from '../../scene/twin-scene.ts';
+import type { Vec3 } from '../../urdf/types.ts';
+import type { RobotDescription, RobotState, SceneDescription } from '../protocol.ts';
 
+/** A card as GET /sim/cards/list.json gives it. */
 export interface CardPose {
   readonly name: string;
-  readonly id: number;
-  readonly size: number;
   readonly xyz: readonly number[];
   readonly rpy: readonly number[];
 }
@@ -20,24 +21,33 @@ export const BACKGROUND = 0xdfe6ee;
 
 export class RobotView {
   readonly renderer: THREE.WebGLRenderer;
-  readonly scene = new THREE.Scene();
+  readonly twin: TwinScene;
+  readonly scene: THREE.Scene;
   readonly camera = new THREE.PerspectiveCamera(45, 1, 0.005, 50);
   readonly controls: OrbitControls;
-  readonly robot: URDFRobot;
+  /** The root link's object: the whole robot. */
+  readonly robot: THREE.Object3D;
   /** Seq of the last state drawn (tests and scripts wait on it). */
   renderedSeq = -1;
   /** Pictures drawn so far. */
   framesDrawn = 0;
   readonly #container: HTMLElement;
-  readonly #cards = new Map<string, THREE.Mesh>();
   readonly #target: THREE.Mesh;
   readonly #pickables: THREE.Object3D[] = [];
   #dirty = true;
   #pendingSeq = -1;
 
-  constructor(container: HTMLElement, description: RobotDescription, urdf: string) {
+  constructor(container: HTMLElement, description: RobotDescription, world: SceneDescription) {
     this.#container = container;
-    THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
+    const { urdf } = world;
+    this.twin = new TwinScene({
+      urdf: { ...urdf, links: new Map(urdf.links.map((l) => [l.name, l])) },
+      table: world.table,
+      cards: world.cards,
+      camera: world.camera,
+    });
+    this.scene = this.twin.scene;
+    this.robot = this.twin.link(urdf.root)!;
     this.renderer = new THREE.WebGLRenderer({ antialias: true });
     this.renderer.setPixelRatio(window.devicePixelRatio);
     container.prepend(this.renderer.domElement);
@@ -47,9 +57,6 @@ export class RobotView {
     const sun = new THREE.DirectionalLight(0xffffff, 1.6);
     sun.position.set(1, -1.5, 2.5);
     this.scene.add(sun);
-
-    this.robot = new URDFLoader().parse(urdf);
-    this.scene.add(this.robot);
     this.#pickables.push(this.robot);
 
     const box = new THREE.Box3().setFromObject(this.robot);
@@ -100,36 +107,14 @@ export class RobotView {
   }
 
   update(description: RobotDescription, state: RobotState): void {
-    description.motors.forEach((m, i) => {
-      const angle = state.joint[i];
-      if (angle !== undefined) this.robot.setJointValue(m.joint, angle);
-    });
+    this.twin.setJointAngles(new Map(description.motors.map((m, i) => [m.joint, state.joint[i] ?? 0])));
     this.#pendingSeq = state.seq;
     this.invalidate();
   }
 
-  /** Draws the cards at their poses (root frame); cards not listed any more are removed. */
+  /** Moves the cards to their present poses (root frame). */
   setCards(cards: readonly CardPose[]): void {
-    const names = new Set(cards.map((c) => c.name));
-    for (const [name, mesh] of this.#cards)
-      if (!names.has(name)) {
-        this.scene.remove(mesh);
-        this.#cards.delete(name);
-      }
-    for (const card of cards) {
-      let mesh = this.#cards.get(card.name);
-      if (!mesh) {
-        mesh = new THREE.Mesh(
-          new THREE.PlaneGeometry(card.size, card.size),
-          new THREE.MeshStandardMaterial({ map: cardTexture(card), side: THREE.DoubleSide }),
-        );
-        this.#cards.set(card.name, mesh);
-        this.scene.add(mesh);
-      }
-      mesh.position.set(card.xyz[0] ?? 0, card.xyz[1] ?? 0, card.xyz[2] ?? 0);
-      // URDF rpy: R = Rz(yaw) Ry(pitch) Rx(roll), which is three's 'ZYX' order.
-      mesh.rotation.set(card.rpy[0] ?? 0, card.rpy[1] ?? 0, card.rpy[2] ?? 0, 'ZYX');
-    }
+    for (const card of cards) this.twin.setCardPose(card.name, { xyz: vec3(card.xyz), rpy: vec3(card.rpy) });
     this.invalidate();
   }
 
@@ -155,26 +140,18 @@ export class RobotView {
 
   /** Where a link's origin is drawn, in CSS pixels from the canvas' top-left corner. */
   linkScreenPosition(link: string): { x: number; y: number } | null {
-    const object = this.robot.links[link];
+    const object = this.twin.link(link);
     if (!object) return null;
-    this.robot.updateMatrixWorld(true);
+    this.scene.updateMatrixWorld(true);
     const p = object.getWorldPosition(new THREE.Vector3()).project(this.camera);
     const rect = this.renderer.domElement.getBoundingClientRect();
     return { x: ((p.x + 1) / 2) * rect.width, y: ((1 - p.y) / 2) * rect.height };
   }
 
   #addGround(description: RobotDescription, robotBox: THREE.Box3): void {
-    const table = description.table;
+    const table = description.table && this.scene.getObjectByName(description.table.kind);
     if (table) {
-      const [x = 0, y = 0, z = 0] = table.xyz;
-      const [sx = 1, sy = 1, sz = 0.02] = table.size;
-      const top = new THREE.Mesh(
-        new THREE.BoxGeometry(sx, sy, sz),
-        new THREE.MeshStandardMaterial({ color: table.kind === 'floor' ? 0xb8bec6 : 0xc9a27a }),
-      );
-      top.position.set(x, y, z - sz / 2);
-      this.scene.add(top);
-      this.#pickables.push(top);
+      this.#pickables.push(table);
       return;
     }
     // No table in the config: a grid under the robot, and an invisible plane to click on.
@@ -202,21 +179,6 @@ export class RobotView {
   }
 }
 
-/** A white card with a dark square and its id: enough to tell the cards apart in the view. */
-function cardTexture(card: CardPose): THREE.CanvasTexture {
-  const canvas = document.createElement('canvas');
-  canvas.width = canvas.height = 128;
-  const g = canvas.getContext('2d')!;
-  g.fillStyle = '#fff';
-  g.fillRect(0, 0, 128, 128);
-  g.fillStyle = '#111';
-  g.fillRect(20, 20, 88, 88);
-  g.fillStyle = '#fff';
-  g.font = 'bold 36px sans-serif';
-  g.textAlign = 'center';
-  g.textBaseline = 'middle';
-  g.fillText(String(card.id), 64, 64);
-  const texture = new THREE.CanvasTexture(canvas);
-  texture.colorSpace = THREE.SRGBColorSpace;
-  return texture;
+function vec3(v: readonly number[]): Vec3 {
+  return [v[0] ?? 0, v[1] ?? 0, v[2] ?? 0];
 }

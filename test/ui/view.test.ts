@@ -180,10 +180,6 @@ describe('web view in chromium (ergo-jr twin)', function () {
     );
     // Far from the robot nothing changed.
     expect(changedShare(before, after, 20, 20, 10)).to.equal(0);
-    if (process.env.UI_SCREENSHOT) {
-      await mkdir(path.dirname(process.env.UI_SCREENSHOT), { recursive: true });
-      await page.screenshot({ path: process.env.UI_SCREENSHOT });
-    }
   });
 
   it('the records panel records, saves, plays forwards and backwards, stops and deletes a move', async () => {
@@ -273,6 +269,8 @@ describe('web view in chromium (ergo-jr twin)', function () {
     expect(Math.hypot(...target), 'a point on the robot').to.be.within(0.01, 0.5);
     expect(await answerTo('/ik/chain/goto.json', () => page.locator('#ik-go').click())).to.equal(200);
     expect(await page.locator('#ik-error').textContent()).to.equal('');
+    const state = await settle(2.5); // the move ends
+    expect(state.moving.every((m) => !m)).to.equal(true);
   });
 
   it('the camera panel shows the frame; a card shown with its button is detected and outlined', async () => {
@@ -295,6 +293,17 @@ describe('web view in chromium (ergo-jr twin)', function () {
       return drawn;
     });
     expect(outlined, 'outline pixels').to.be.greaterThan(200);
+    if (process.env.UI_SCREENSHOT) {
+      // The README's picture: a frame grabbed after the card was shown, with its outline.
+      const src = await page.evaluate(() => (document.querySelector('#camera img') as { src: string }).src);
+      await page.waitForFunction((old) => {
+        const img = document.querySelector('#camera img') as (PageImage & { src: string }) | null;
+        return !!img && img.src !== old && img.complete;
+      }, src);
+      await page.locator('#camera-panel').scrollIntoViewIfNeeded();
+      await mkdir(path.dirname(process.env.UI_SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: process.env.UI_SCREENSHOT });
+    }
     expect(
       await answerTo('/sim/cards/caribou/hide.json', () =>
         row.getByRole('button', { name: 'Put away' }).click(),

@@ -79,7 +79,7 @@ export function motorsPanel(root: HTMLElement, description: RobotDescription): P
     update(state) {
       rows.forEach((r, i) => {
         r.present.textContent = `${state.present[i]?.toFixed(1)}°`;
-        r.load.textContent = `${state.load[i]?.toFixed(0)} %`;
+        r.load.textContent = `${Math.round(state.load[i] ?? 0) + 0} %`;
         r.temperature.textContent = String(state.temperature[i]);
         if (document.activeElement !== r.compliant) r.compliant.checked = state.compliant[i] ?? false;
         if (!r.isDragging()) {

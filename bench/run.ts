@@ -3,7 +3,7 @@ import os from 'node:os';
 import { runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runVisionBench } from './vision.ts';
-import { runUiBench } from './ui.ts';
+import { runEncodeBench, runUiBench } from './ui.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -155,7 +155,11 @@ console.log(
 const ui = await runUiBench(quick ? 3 : 10);
 for (const r of ui)
   console.log(
-    `      ${String(r.viewers).padStart(2)} viewers: ${fmt(r.framesPerSecond)} frames/s each, REST ${fmt(r.requestsPerSecond, 0)} req/s p50 ${fmt(r.p50Ms)} ms p99 ${fmt(r.p99Ms)} ms errors ${r.errors}, sim RTF ${fmt(r.realTimeFactor, 3)}`,
+    `      ${String(r.viewers).padStart(2)} viewers: ${fmt(r.framesPerSecond)} frames/s each, REST ${fmt(r.requestsPerSecond, 0)} req/s p50 ${fmt(r.p50Ms)} ms p99 ${fmt(r.p99Ms)} ms errors ${r.errors}, sim RTF ${fmt(r.realTimeFactor, 3)}, server CPU ${fmt(r.serverCpuPercent, 0)} %`,
+  );
+for (const e of await runEncodeBench())
+  console.log(
+    `      one state of ${e.robot.padEnd(8)} built + encoded once per tick: median ${fmt(e.encodeMedianUs)} us, p99 ${fmt(e.encodeP99Us)} us, ${e.bytes} bytes`,
   );
 const withViewers = ui.find((r) => r.viewers === 10)!;
 row(

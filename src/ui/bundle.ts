@@ -4,7 +4,6 @@
  * next request.
  */
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 export const BROWSER_DIR = fileURLToPath(new URL('./browser/', import.meta.url));
 
@@ -26,6 +25,8 @@ export class BrowserBundle {
   }
 
   async #build(): Promise<string> {
+    // Loaded on first use: a server nobody opens the view of never pays for esbuild.
+    const { build } = await import('esbuild');
     const result = await build({
       entryPoints: [this.#entry],
       bundle: true,

@@ -7,7 +7,6 @@
  * is registered on the app by `registerStream`, since it needs @fastify/websocket loaded first.
  */
 import { readFile } from 'node:fs/promises';
-import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { RobotError, badRequest } from '../core/errors.ts';
 import { RawReply, type RouteSpec } from '../http/route.ts';
@@ -127,6 +126,8 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
     ],
     stream,
     async registerStream(app) {
+      // Imported here, not at the top: a process that stops on a bad flag never loads it.
+      const { default: websocket } = await import('@fastify/websocket');
       await app.register(async (scope) => {
         await scope.register(websocket, { options: { maxPayload: 4096 } });
         scope.addHook('onClose', async () => stream.close());

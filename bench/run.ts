@@ -3,6 +3,7 @@ import os from 'node:os';
 import { edgeReport, runEdgeBench, runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runVisionBench } from './vision.ts';
+import { runEncodeBench, runUiBench } from './ui.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -168,4 +169,31 @@ row(
   '>= 0.99',
   vision.framePng.realTimeFactor >= 0.99,
 );
+
+console.log(
+  '\n== Web view stream: 10 WebSocket viewers at 50 Hz, REST at 1000 req/s (Ergo Jr, sim at real time) ==',
+);
+const ui = await runUiBench(quick ? 3 : 10);
+for (const r of ui)
+  console.log(
+    `      ${String(r.viewers).padStart(2)} viewers: ${fmt(r.framesPerSecond)} frames/s each, REST ${fmt(r.requestsPerSecond, 0)} req/s p50 ${fmt(r.p50Ms)} ms p99 ${fmt(r.p99Ms)} ms errors ${r.errors}, sim RTF ${fmt(r.realTimeFactor, 3)}, server CPU ${fmt(r.serverCpuPercent, 0)} %`,
+  );
+for (const e of await runEncodeBench())
+  console.log(
+    `      one state of ${e.robot.padEnd(8)} built + encoded once per tick: median ${fmt(e.encodeMedianUs)} us, p99 ${fmt(e.encodeP99Us)} us, ${e.bytes} bytes`,
+  );
+const withViewers = ui.find((r) => r.viewers === 10)!;
+row(
+  'frames per viewer per second (asked 50)',
+  fmt(withViewers.framesPerSecond),
+  '>= 45',
+  withViewers.framesPerSecond >= 45,
+);
+row(
+  'real-time factor with 10 viewers at 50 Hz',
+  fmt(withViewers.realTimeFactor, 3),
+  '>= 0.99',
+  withViewers.realTimeFactor >= 0.99,
+);
+row('REST p99 with 10 viewers at 50 Hz', `${fmt(withViewers.p99Ms)} ms`, '< 5 ms', withViewers.p99Ms < 5);
 process.exit(0);

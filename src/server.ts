@@ -31,6 +31,8 @@ import { buildChains } from './ik/chains.ts';
 import { defaultProfile, pypotProfile } from './http/profile.ts';
 import { ChangeCounter } from './http/robot-answer.ts';
 import { MARKER_CODES } from './vision/marker.ts';
+import { createWebView } from './ui/plugin.ts';
+import type { StateStream } from './ui/stream.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -71,6 +73,8 @@ export interface RobotServer {
   readonly records: RecordsService;
   /** The marker detector running in the background, when the robot has a camera and a detector. */
   readonly markers: MarkerWatcher | undefined;
+  /** The live state stream of the web view (/ui/, /stream/state). */
+  readonly stream: StateStream;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -151,6 +155,19 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
+  const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
+  const view = await createWebView({
+    robot,
+    primitives,
+    chains: [...chains.keys()],
+    urdf,
+    features: {
+      cameraFrame: backend.camera !== undefined && has('/sensors/camera/frame.png'),
+      cards: has('/sim/cards/list.json'),
+    },
+    markers: markers && { latest: () => markers.latest().markers },
+  });
+  routes.push(...view.routes);
   const app = buildApp({
     routes,
     logger,
@@ -160,7 +177,10 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     changes,
     timeouts: opts.timeouts,
     requestLog: opts.requestLog,
+    viewPath: '/ui/',
+    alsoListed: view.listed,
   });
+  await view.registerStream(app);
   backend.start?.();
   markers?.start();
   let closing: Promise<void> | undefined;
@@ -172,6 +192,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     primitives,
     records,
     markers,
+    stream: view.stream,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the

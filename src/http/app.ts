@@ -30,6 +30,10 @@ export interface AppOptions {
   readonly requestLog?: boolean;
   /** Connection timeouts (ms); see HttpTimeouts. */
   readonly timeouts?: Partial<HttpTimeouts>;
+  /** Where the web view is served, linked from the index page. */
+  readonly viewPath?: string;
+  /** Routes registered on the app by others (the web view's WebSocket), for the index page. */
+  readonly alsoListed?: readonly Pick<RouteSpec, 'method' | 'path' | 'summary'>[];
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
@@ -147,7 +151,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       method: 'GET',
       path: '/',
       summary: 'this page: every GET and POST path',
-      handler: () => new RawReply('text/html; charset=utf-8', indexPage(opts.title ?? 'Robot', all)),
+      handler: () =>
+        new RawReply(
+          'text/html; charset=utf-8',
+          indexPage(opts.title ?? 'Robot', [...all, ...(opts.alsoListed ?? [])], opts.viewPath),
+        ),
     },
     openApiRoute(app),
     ...opts.routes,
@@ -321,7 +329,11 @@ function pathRegex(path: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
-function indexPage(title: string, routes: readonly RouteSpec[]): string {
+function indexPage(
+  title: string,
+  routes: readonly Pick<RouteSpec, 'method' | 'path' | 'summary'>[],
+  viewPath?: string,
+): string {
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const section = (method: 'GET' | 'POST') =>
     routes
@@ -332,7 +344,7 @@ function indexPage(title: string, routes: readonly RouteSpec[]): string {
 <html><head><meta charset="utf-8"><title>${esc(title)} — REST API 4.0.0</title></head>
 <body><h1>${esc(title)}</h1><p>REST API 4.0.0. JSON in, JSON out. The reference with every body and answer:
 <a href="/docs">/docs</a> (OpenAPI document: <a href="/openapi.json">/openapi.json</a>).</p>
-<h2>GET</h2><ul>
+${viewPath ? `<p><a href="${esc(viewPath)}">Open the robot in 3D, with its control panels</a></p>\n` : ''}<h2>GET</h2><ul>
 ${section('GET')}
 </ul><h2>POST</h2><ul>
 ${section('POST')}

@@ -42,12 +42,14 @@ const TAGS = [
   { name: 'ik', description: 'inverse kinematics (4.6)' },
   { name: 'robot', description: 'the whole robot, the index, the host address (4.1, 4.7)' },
   { name: 'sim', description: 'sim backend only: not in REST API 4.0.0' },
+  { name: 'view', description: 'the web view and its live state stream: not in REST API 4.0.0' },
   { name: 'reference', description: 'this document and the reference page: not in REST API 4.0.0' },
 ];
 
 function tagOf(path: string): string {
   const first = path.split('/')[1] ?? '';
   if (['motors', 'sensors', 'records', 'primitives', 'ik', 'sim'].includes(first)) return first;
+  if (first === 'ui' || first === 'stream') return 'view';
   return path === OPENAPI_PATH || path.startsWith(DOCS_PATH) ? 'reference' : 'robot';
 }
 

@@ -38,6 +38,7 @@ function routerTable(tree: string): [string, string[]][] {
 /** The routes this server adds to REST API 4.0.0 outside /sim/ (docs/api.md lists them). */
 const BEYOND_V4 = new Set([
   '/openapi.json',
+  '/ui',
   '/primitives/problems.json',
   '/primitives/{primitive}/status.json',
   '/records/problems.json',
@@ -95,7 +96,7 @@ describe('OpenAPI document and reference page', function () {
             const err = op.responses['4XX']?.content?.['application/json']?.schema;
             expect(err?.required, what).to.have.members(['error', 'tip', 'details']);
             expect(op['x-sim-only'], what).to.equal(p.startsWith('/sim/'));
-            expect(op['x-beyond-v4'], what).to.equal(p.startsWith('/sim/') || BEYOND_V4.has(p));
+            expect(op['x-beyond-v4'], what).to.equal(/^\/(sim|ui|stream)\//.test(p) || BEYOND_V4.has(p));
           }
         expect(doc.paths['/sim/status.json']?.get?.tags).to.deep.equal(['sim']);
       });

@@ -17,6 +17,12 @@ function parseSeed(v: string): number {
   return n;
 }
 
+function parsePositive(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
 function parsePort(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -54,6 +60,19 @@ async function main(argv: string[]): Promise<void> {
       parseSpeed,
       1 as number | 'max',
     )
+    .option('--serial <path>', "real only: the robot's serial port (default: the robot config's bus port)")
+    .option('--baud <n>', 'real only: serial baud rate (default: the robot config, 1000000)', parsePositive)
+    .option('--loop-hz <n>', 'control (sync) loop rate, Hz', parsePositive, 50)
+    .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
+    .addOption(
+      new Option('--on-close <state>', 'real only: servos at shutdown')
+        .choices(['compliant', 'hold'])
+        .default('compliant'),
+    )
+    .option(
+      '--camera <device|command>',
+      'real only: V4L2 device (/dev/video0) or a capture command for ffmpeg',
+    )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
       new Option('--compat <profile>', 'client compatibility profile (reserved: pypot)').choices(['pypot']),
@@ -78,6 +97,12 @@ async function main(argv: string[]): Promise<void> {
     speed: number | 'max';
     corsOrigins: string;
     compat?: 'pypot';
+    serial?: string;
+    baud?: number;
+    loopHz: number;
+    allowMissingMotors?: boolean;
+    onClose: 'compliant' | 'hold';
+    camera?: string;
   }>();
   if (opts.compat) {
     console.error('error: --compat=pypot is reserved and not implemented in this version');
@@ -95,6 +120,14 @@ async function main(argv: string[]): Promise<void> {
       seed: opts.seed,
       corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
       logger,
+      loopHz: opts.loopHz,
+      camera: opts.camera,
+      real: {
+        serial: opts.serial,
+        baud: opts.baud,
+        allowMissing: opts.allowMissingMotors,
+        onClose: opts.onClose,
+      },
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -23,6 +23,8 @@ import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
 import { buildChains } from './ik/chains.ts';
+import { RealBackend, type RealOptions } from './real/backend.ts';
+import { busRoutes } from './real/routes.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -40,6 +42,12 @@ export interface ServerOptions {
   readonly logger?: Logger;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
+  /** Control loop rate, Hz (default 50). */
+  readonly loopHz?: number;
+  /** Real only: the serial line, what to do about motors that do not answer, and the servos' state at close. */
+  readonly real?: Omit<RealOptions, 'config' | 'camera' | 'log'>;
+  /** Real only: camera device (/dev/video0) or capture command; none by default. */
+  readonly camera?: string;
 }
 
 export interface RobotServer {
@@ -63,10 +71,8 @@ async function loadRobotUrdf(config: RobotConfig): Promise<UrdfRobot> {
 
 async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: UrdfRobot): Promise<Backend> {
   if (opts.backend === 'real') {
-    throw new ConfigError(
-      '--backend',
-      'the real backend (Dynamixel serial bus) is not available in this version yet; use --backend=sim',
-    );
+    const logger = opts.logger ?? silentLogger;
+    return new RealBackend({ ...opts.real, config, log: (line) => logger.warn(line) });
   }
   return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt });
 }
@@ -78,7 +84,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const chains = buildChains(config, urdf);
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
-  const robot = new Robot(config, backend, { logger });
+  const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   try {
     await robot.start();
   } catch (err) {
@@ -112,6 +118,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
   const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
   backend.start?.();
   let closing: Promise<void> | undefined;

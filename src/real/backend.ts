@@ -418,6 +418,9 @@ export class RealBackend implements Backend {
       );
   }
 
+  /** Nothing runs in the background: the Robot's control loop drives the bus. */
+  start(): void {}
+
   close(): Promise<void> {
     this.#closed ??= (async () => {
       if (!this.#opened) return;

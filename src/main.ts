@@ -24,6 +24,12 @@ function parseSeed(v: string): number {
   return n;
 }
 
+function parsePositive(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
 function parsePort(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -61,6 +67,19 @@ async function main(argv: string[]): Promise<void> {
       'sim time relative to wall time (sim only)',
       parseSpeed,
       1 as number | 'max',
+    )
+    .option('--serial <path>', "real only: the robot's serial port (default: the robot config's bus port)")
+    .option('--baud <n>', 'real only: serial baud rate (default: the robot config, 1000000)', parsePositive)
+    .option('--loop-hz <n>', 'control (sync) loop rate, Hz', parsePositive, 50)
+    .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
+    .addOption(
+      new Option('--on-close <state>', 'real only: servos at shutdown')
+        .choices(['compliant', 'hold'])
+        .default('compliant'),
+    )
+    .option(
+      '--camera <device|command>',
+      'real only: V4L2 device (/dev/video0) or a capture command for ffmpeg',
     )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
@@ -115,6 +134,12 @@ async function main(argv: string[]): Promise<void> {
     headerTimeout: number;
     requestTimeout: number;
     idleTimeout: number;
+    serial?: string;
+    baud?: number;
+    loopHz: number;
+    allowMissingMotors?: boolean;
+    onClose: 'compliant' | 'hold';
+    camera?: string;
   }>();
   const log = createPino({ level: opts.logLevel });
   const logger = asLogger(log);
@@ -160,6 +185,14 @@ async function main(argv: string[]): Promise<void> {
         headers: opts.headerTimeout * 1000,
         request: opts.requestTimeout * 1000,
         idle: opts.idleTimeout * 1000,
+      },
+      loopHz: opts.loopHz,
+      camera: opts.camera,
+      real: {
+        serial: opts.serial,
+        baud: opts.baud,
+        allowMissing: opts.allowMissingMotors,
+        onClose: opts.onClose,
       },
     });
   } catch (err) {

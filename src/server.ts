@@ -33,6 +33,8 @@ import { ChangeCounter } from './http/robot-answer.ts';
 import { MARKER_CODES } from './vision/marker.ts';
 import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
+import { RealBackend, type RealOptions } from './real/backend.ts';
+import { busRoutes } from './real/routes.ts';
 
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
@@ -59,6 +61,12 @@ export interface ServerOptions {
   /** Custom primitives in worker threads (default) or inline; and the workers' limits. */
   readonly primitiveIsolation?: 'worker' | 'inline';
   readonly primitiveLimits?: Partial<IsolationOptions>;
+  /** Control loop rate, Hz (default 50). */
+  readonly loopHz?: number;
+  /** Real only: the serial line, what to do about motors that do not answer, and the servos' state at close. */
+  readonly real?: Omit<RealOptions, 'config' | 'camera' | 'log'>;
+  /** Real only: camera device (/dev/video0) or capture command; none by default. */
+  readonly camera?: string;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -89,10 +97,8 @@ async function loadRobotUrdf(config: RobotConfig): Promise<UrdfRobot> {
 
 async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: UrdfRobot): Promise<Backend> {
   if (opts.backend === 'real') {
-    throw new ConfigError(
-      '--backend',
-      'the real backend (Dynamixel serial bus) is not available in this version yet; use --backend=sim',
-    );
+    const logger = opts.logger ?? silentLogger;
+    return new RealBackend({ ...opts.real, config, log: (line) => logger.warn(line) });
   }
   return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt });
 }
@@ -104,7 +110,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const chains = buildChains(config, urdf);
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
-  const robot = new Robot(config, backend, { logger });
+  const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   try {
     await robot.start();
   } catch (err) {
@@ -155,6 +161,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
+  if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,

@@ -155,6 +155,10 @@ export class WallClock implements Clock {
   }
 
   sleep(s: number, signal?: AbortSignal): Promise<void> {
+    return this.sleepUntil(this.now() + s, signal);
+  }
+
+  #sleep(s: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(new AbortError());
     return new Promise((resolve, reject) => {
       const timeout = setTimeout(
@@ -172,7 +176,9 @@ export class WallClock implements Clock {
     });
   }
 
-  sleepUntil(t: number, signal?: AbortSignal): Promise<void> {
-    return this.sleep(t - this.now(), signal);
+  async sleepUntil(t: number, signal?: AbortSignal): Promise<void> {
+    // Timers may fire a little before performance.now() reaches the target: sleep again for the rest.
+    do await this.#sleep(t - this.now(), signal);
+    while (this.now() < t);
   }
 }

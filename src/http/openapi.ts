@@ -43,6 +43,7 @@ const TAGS = [
   { name: 'robot', description: 'the whole robot, the index, the host address (4.1, 4.7)' },
   { name: 'sim', description: 'sim backend only: not in REST API 4.0.0' },
   { name: 'view', description: 'the web view and its live state stream: not in REST API 4.0.0' },
+  { name: 'bus', description: 'real backend only: the Dynamixel bus; not in REST API 4.0.0' },
   { name: 'reference', description: 'this document and the reference page: not in REST API 4.0.0' },
 ];
 
@@ -50,6 +51,7 @@ function tagOf(path: string): string {
   const first = path.split('/')[1] ?? '';
   if (['motors', 'sensors', 'records', 'primitives', 'ik', 'sim'].includes(first)) return first;
   if (first === 'ui' || first === 'stream') return 'view';
+  if (first === 'bus') return 'bus';
   return path === OPENAPI_PATH || path.startsWith(DOCS_PATH) ? 'reference' : 'robot';
 }
 

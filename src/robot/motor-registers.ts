@@ -2,7 +2,7 @@
  * The REST view of a motor's registers: one typed entry per register with its reader and, for writable ones, the
  * parser and effect (CONTRACT.md 2). Nothing here is reached by reflection: unknown names are 404, others 403.
  */
-import { badRequest, notFound, readOnly } from '../core/errors.ts';
+import { badRequest, hardwareError, notFound, readOnly } from '../core/errors.ts';
 import {
   LED_COLOURS,
   type LedColour,
@@ -158,7 +158,19 @@ function checkRegister(m: Motor, reg: string): MotorRegister {
 }
 
 export function readRegister(m: Motor, reg: string): RegisterValue {
-  return readers[checkRegister(m, reg)](m);
+  const r = checkRegister(m, reg);
+  checkAnswering(m);
+  return readers[r](m);
+}
+
+/** 503 for a motor that stopped answering on the bus (its last value would be stale, its writes go nowhere). */
+function checkAnswering(m: Motor): void {
+  if (m.fault)
+    throw hardwareError(
+      `motor "${m.name}" does not answer on the bus`,
+      'check its cable and power; it is used again as soon as it answers',
+      m.fault,
+    );
 }
 
 /** 404 for a register the motor lacks, 403 for a read-only one: before the value is even looked at. */
@@ -175,7 +187,9 @@ export function checkWritable(m: Motor, reg: string): Writer {
 }
 
 export function writeRegister(robot: Robot, m: Motor, reg: string, value: unknown): RegisterValue {
-  return checkWritable(m, reg)(robot, m, value);
+  const writer = checkWritable(m, reg);
+  checkAnswering(m);
+  return writer(robot, m, value);
 }
 
 /** Every register but safe_compliant, as /robot.json lists them. */

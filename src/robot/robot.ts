@@ -356,7 +356,14 @@ export class Robot {
         motors.map((m) => m.id),
         reg,
       );
-      for (const m of motors) m.fault = undefined;
+      // A bus may leave out a motor that stopped answering (the real one does) while the others carry on.
+      for (const m of motors) {
+        if (values.has(m.id)) m.fault = undefined;
+        else if (!m.fault) {
+          m.fault = `no reply to ${reg}`;
+          this.logger.warn(`motor ${m.name}: no reply to ${reg}`);
+        }
+      }
       return values;
     } catch (err) {
       const msg = (err as Error).message;

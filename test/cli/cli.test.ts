@@ -192,10 +192,10 @@ describe('CLI (src/main.ts as a process)', function () {
     expect(oneLine(res.stderr)).to.match(/m9/);
   });
 
-  it('--backend=real stops with a clear message (the real backend is not built yet)', async () => {
-    const res = await run(['--backend=real', '--port', '0', '--records-dir', tmp]);
+  it('--backend=real without a robot on the serial port stops with one line naming --serial', async () => {
+    const res = await run(['--backend=real', '--serial=/dev/null/none', '--port', '0', '--records-dir', tmp]);
     expect(res.code).to.be.a('number').and.not.equal(0);
-    expect(oneLine(res.stderr)).to.match(/--backend.*real.*not available.*--backend=sim/);
+    expect(oneLine(res.stderr)).to.match(/--serial.*cannot open \/dev\/null\/none/);
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,0 +1,294 @@
+/**
+ * Dynamixel packets, protocol 1.0 (checksum) and 2.0 (CRC-16, byte stuffing), as bytes (FACTS.md 8.1-8.2).
+ * Both directions: the real backend encodes instructions and parses status packets; the bus emulator does the
+ * reverse. Multi-byte values are little-endian.
+ */
+
+export type Protocol = 1 | 2;
+
+export const BROADCAST_ID = 0xfe;
+
+export const Instruction = {
+  ping: 0x01,
+  read: 0x02,
+  write: 0x03,
+  regWrite: 0x04,
+  action: 0x05,
+  factoryReset: 0x06,
+  reboot: 0x08,
+  status: 0x55,
+  syncRead: 0x82,
+  syncWrite: 0x83,
+  bulkRead: 0x92,
+} as const;
+
+/** An instruction (host -> servo) or status (servo -> host) packet, decoded. */
+export interface Packet {
+  readonly id: number;
+  /** Instruction code; for status packets 0x55 (protocol 2 carries it; protocol 1 has none and we use 0x55 too). */
+  readonly instruction: number;
+  /** Status packets only: the error byte. */
+  readonly error: number;
+  readonly params: Uint8Array;
+}
+
+// --- protocol 1.0 ---
+
+export function checksum1(bytes: ArrayLike<number>, from: number, to: number): number {
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += bytes[i]!;
+  return ~sum & 0xff;
+}
+
+function encode1(id: number, code: number, params: ArrayLike<number>): Uint8Array {
+  const out = new Uint8Array(params.length + 6);
+  out[0] = 0xff;
+  out[1] = 0xff;
+  out[2] = id;
+  out[3] = params.length + 2;
+  out[4] = code;
+  out.set(params as ArrayLike<number>, 5);
+  out[out.length - 1] = checksum1(out, 2, out.length - 1);
+  return out;
+}
+
+// --- protocol 2.0 ---
+
+const CRC_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8;
+    for (let b = 0; b < 8; b++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x8005) & 0xffff : (crc << 1) & 0xffff;
+    table[i] = crc;
+  }
+  return table;
+})();
+
+/** CRC-16 (polynomial 0x8005, initial 0, unreflected) of bytes[from, to). */
+export function crc16(bytes: ArrayLike<number>, from = 0, to = bytes.length): number {
+  let crc = 0;
+  for (let i = from; i < to; i++) crc = ((crc << 8) ^ CRC_TABLE[((crc >> 8) ^ bytes[i]!) & 0xff]!) & 0xffff;
+  return crc;
+}
+
+/** Inserts an 0xFD after every FF FF FD in the instruction/params region, as the e-manual's byte stuffing asks. */
+export function stuff(body: ArrayLike<number>): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < body.length; i++) {
+    out.push(body[i]!);
+    const n = out.length;
+    if (n >= 3 && out[n - 3] === 0xff && out[n - 2] === 0xff && out[n - 1] === 0xfd) out.push(0xfd);
+  }
+  return out;
+}
+
+export function unstuff(body: ArrayLike<number>): Uint8Array {
+  const out: number[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const n = out.length;
+    if (body[i] === 0xfd && n >= 3 && out[n - 3] === 0xff && out[n - 2] === 0xff && out[n - 1] === 0xfd)
+      continue;
+    out.push(body[i]!);
+  }
+  return Uint8Array.from(out);
+}
+
+function encode2(id: number, body: ArrayLike<number>): Uint8Array {
+  const stuffed = stuff(body);
+  const len = stuffed.length + 2;
+  const out = new Uint8Array(7 + len);
+  out.set([0xff, 0xff, 0xfd, 0x00, id, len & 0xff, len >> 8]);
+  out.set(stuffed, 7);
+  const crc = crc16(out, 0, out.length - 2);
+  out[out.length - 2] = crc & 0xff;
+  out[out.length - 1] = crc >> 8;
+  return out;
+}
+
+// --- both ---
+
+export function encodeInstruction(
+  protocol: Protocol,
+  id: number,
+  instruction: number,
+  params: ArrayLike<number> = [],
+): Uint8Array {
+  return protocol === 1
+    ? encode1(id, instruction, params)
+    : encode2(id, [instruction, ...Array.from(params)]);
+}
+
+export function encodeStatus(
+  protocol: Protocol,
+  id: number,
+  error: number,
+  params: ArrayLike<number> = [],
+): Uint8Array {
+  return protocol === 1 ? encode1(id, error, params) : encode2(id, [0x55, error, ...Array.from(params)]);
+}
+
+export const le16 = (v: number): [number, number] => [v & 0xff, (v >> 8) & 0xff];
+
+/** Little-endian bytes of `value` over `size` bytes. */
+export function toBytes(value: number, size: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < size; i++) out.push((value >> (8 * i)) & 0xff);
+  return out;
+}
+
+export function fromBytes(bytes: ArrayLike<number>, offset: number, size: number): number {
+  let v = 0;
+  for (let i = size - 1; i >= 0; i--) v = v * 256 + bytes[offset + i]!;
+  return v;
+}
+
+/** Instruction builders: the parameters of each instruction as the e-manual lays them out. */
+export const instructions = {
+  ping: (p: Protocol, id: number) => encodeInstruction(p, id, Instruction.ping),
+  read: (p: Protocol, id: number, address: number, length: number) =>
+    encodeInstruction(
+      p,
+      id,
+      Instruction.read,
+      p === 1 ? [address, length] : [...le16(address), ...le16(length)],
+    ),
+  write: (p: Protocol, id: number, address: number, data: ArrayLike<number>) =>
+    encodeInstruction(p, id, Instruction.write, [
+      ...(p === 1 ? [address] : le16(address)),
+      ...Array.from(data),
+    ]),
+  /** One packet writing `length` bytes at `address` on every listed servo (no reply). */
+  syncWrite: (
+    p: Protocol,
+    address: number,
+    length: number,
+    entries: readonly (readonly [number, ArrayLike<number>])[],
+  ) => {
+    const params: number[] = p === 1 ? [address, length] : [...le16(address), ...le16(length)];
+    for (const [id, data] of entries) {
+      if (data.length !== length)
+        throw new RangeError(`sync write: ${data.length} bytes for id ${id}, expected ${length}`);
+      params.push(id, ...Array.from(data));
+    }
+    return encodeInstruction(p, BROADCAST_ID, Instruction.syncWrite, params);
+  },
+  /** Protocol 2.0 only: one status packet per id, in the listed order. */
+  syncRead: (address: number, length: number, ids: readonly number[]) =>
+    encodeInstruction(2, BROADCAST_ID, Instruction.syncRead, [...le16(address), ...le16(length), ...ids]),
+  /** Bulk read: each servo answers its own (address, length) after the previous one. */
+  bulkRead: (p: Protocol, entries: readonly { id: number; address: number; length: number }[]) => {
+    const params: number[] = p === 1 ? [0x00] : [];
+    for (const e of entries)
+      if (p === 1) params.push(e.length, e.id, e.address);
+      else params.push(e.id, ...le16(e.address), ...le16(e.length));
+    return encodeInstruction(p, BROADCAST_ID, Instruction.bulkRead, params);
+  },
+};
+
+/** A byte-level problem noticed while parsing (the parser skips the packet and resynchronises). */
+export interface ParseIssue {
+  readonly kind: 'checksum' | 'garbage';
+  readonly bytes: number;
+}
+
+/**
+ * Streaming packet parser: feed it whatever the port delivers (split packets, several packets, noise); it returns
+ * every complete packet whose checksum/CRC holds and resynchronises on the next header after anything else.
+ * `status` says whether it reads status packets (host side) or instruction packets (servo side).
+ */
+export class PacketParser {
+  #buf = new Uint8Array(0);
+  readonly issues: ParseIssue[] = [];
+
+  constructor(
+    readonly protocol: Protocol,
+    readonly status: boolean,
+  ) {}
+
+  /** Drops buffered bytes (before a new transaction, so a late reply cannot be taken for the next one). */
+  reset(): void {
+    this.#buf = new Uint8Array(0);
+  }
+
+  push(chunk: Uint8Array): Packet[] {
+    const buf = new Uint8Array(this.#buf.length + chunk.length);
+    buf.set(this.#buf);
+    buf.set(chunk, this.#buf.length);
+    const out: Packet[] = [];
+    let pos = 0;
+    for (;;) {
+      const start = this.#findHeader(buf, pos);
+      if (start < 0) {
+        // Keep a trailing partial header (FF, FF FF, FF FF FD) for the next chunk.
+        let keep = buf.length;
+        while (keep > pos && buf.length - keep < 3 && (buf[keep - 1] === 0xff || buf[keep - 1] === 0xfd))
+          keep--;
+        if (keep > pos) this.issues.push({ kind: 'garbage', bytes: keep - pos });
+        pos = keep;
+        break;
+      }
+      if (start > pos) this.issues.push({ kind: 'garbage', bytes: start - pos });
+      const r = this.protocol === 1 ? this.#take1(buf, start) : this.#take2(buf, start);
+      if (r === 'incomplete') {
+        pos = start;
+        break;
+      }
+      if (r === 'bad') {
+        this.issues.push({ kind: 'checksum', bytes: 2 });
+        pos = start + 2;
+        continue;
+      }
+      out.push(r.packet);
+      pos = r.end;
+    }
+    this.#buf = buf.slice(pos);
+    return out;
+  }
+
+  #findHeader(buf: Uint8Array, from: number): number {
+    for (let i = from; i + 1 < buf.length; i++) {
+      if (buf[i] !== 0xff || buf[i + 1] !== 0xff) continue;
+      if (this.protocol === 1) {
+        // FF FF FF ... : the header is the last two FFs before the id.
+        if (i + 2 < buf.length && buf[i + 2] === 0xff) continue;
+        return i;
+      }
+      if (i + 2 >= buf.length) return i;
+      if (buf[i + 2] === 0xfd && (i + 3 >= buf.length || buf[i + 3] === 0x00)) return i;
+    }
+    return -1;
+  }
+
+  #take1(buf: Uint8Array, s: number): 'incomplete' | 'bad' | { packet: Packet; end: number } {
+    if (s + 4 > buf.length) return 'incomplete';
+    const len = buf[s + 3]!;
+    if (len < 2 || buf[s + 2] === 0xff) return 'bad';
+    const end = s + 4 + len;
+    if (end > buf.length) return 'incomplete';
+    if (checksum1(buf, s + 2, end - 1) !== buf[end - 1]) return 'bad';
+    const code = buf[s + 4]!;
+    const packet: Packet = this.status
+      ? { id: buf[s + 2]!, instruction: Instruction.status, error: code, params: buf.slice(s + 5, end - 1) }
+      : { id: buf[s + 2]!, instruction: code, error: 0, params: buf.slice(s + 5, end - 1) };
+    return { packet, end };
+  }
+
+  #take2(buf: Uint8Array, s: number): 'incomplete' | 'bad' | { packet: Packet; end: number } {
+    if (s + 7 > buf.length) return 'incomplete';
+    const len = buf[s + 5]! | (buf[s + 6]! << 8);
+    if (len < 3 || len > 1000) return 'bad';
+    const end = s + 7 + len;
+    if (end > buf.length) return 'incomplete';
+    const crc = buf[end - 2]! | (buf[end - 1]! << 8);
+    if (crc16(buf, s, end - 2) !== crc) return 'bad';
+    const body = unstuff(buf.subarray(s + 7, end - 2));
+    const id = buf[s + 4]!;
+    const instruction = body[0]!;
+    if (this.status) {
+      if (instruction !== Instruction.status || body.length < 2) return 'bad';
+      return { packet: { id, instruction, error: body[1]!, params: body.slice(2) }, end };
+    }
+    if (instruction === Instruction.status) return 'bad';
+    return { packet: { id, instruction, error: 0, params: body.slice(1) }, end };
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The bus emulator: the twin's servos (src/sim, at real-time speed) behind an emulated Dynamixel bus, on one end of
+ * a pseudo-terminal pair made by socat. The host (the real backend, or any Dynamixel tool) opens the other end.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { SerialPort } from 'serialport';
+import { loadRobotConfig } from '../config/robot-config.ts';
+import { ConfigError } from '../core/errors.ts';
+import { modelSpec } from '../core/registers.ts';
+import { SimBackend, type SimSpeed } from '../sim/backend.ts';
+import { loadUrdf } from '../urdf/parse.ts';
+import { EmulatedBus, type Faults, noFaults } from './bus.ts';
+import { EmulatedServo } from './servo.ts';
+
+export interface EmulatorOptions {
+  /** Built-in robot name or path to a robot config. */
+  readonly robot: string;
+  readonly baud?: number;
+  readonly faults?: Partial<Faults>;
+  readonly seed?: number;
+  /** Sim speed behind the servos (default 1: real time, as servos are). */
+  readonly speed?: SimSpeed;
+}
+
+export interface RunningEmulator {
+  /** The pseudo-terminal the host opens. */
+  readonly path: string;
+  readonly bus: EmulatedBus;
+  readonly sim: SimBackend;
+  /** Opens another pty on the same servos (a second host). */
+  addPort(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Starts `socat` with two linked raw ptys and resolves with their paths once it is ready. */
+export function openPtyPair(): Promise<{ paths: [string, string]; socat: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    let socat: ChildProcess;
+    try {
+      socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+    } catch (err) {
+      reject(err as Error);
+      return;
+    }
+    const paths: string[] = [];
+    let text = '';
+    const fail = (why: string) => {
+      socat.kill();
+      reject(new ConfigError('socat', `${why} (the bus emulator needs socat: apt-get install socat)`));
+    };
+    socat.on('error', (err) => fail(err.message));
+    socat.on('exit', (code) => {
+      if (paths.length < 2) fail(`socat exited with code ${code}: ${text.trim().split('\n').pop() ?? ''}`);
+    });
+    socat.stderr!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      for (const m of text.matchAll(/PTY is (\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
+      if (paths.length === 2 && /starting data transfer loop/.test(text)) {
+        socat.stderr!.removeAllListeners('data');
+        socat.stderr!.resume();
+        resolve({ paths: [paths[0]!, paths[1]!], socat });
+      }
+    });
+  });
+}
+
+export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
+  const config = await loadRobotConfig(opts.robot);
+  const urdf = await loadUrdf(config.urdfPath);
+  const baud = opts.baud ?? config.bus.baudrate;
+  const sim = new SimBackend({ config, urdf, speed: opts.speed ?? 1 });
+  await sim.open();
+  const servos = new Map(
+    config.motors.map((m) => [m.id, new EmulatedServo(m.id, modelSpec(m.model), sim.bus)]),
+  );
+  const faults = { ...noFaults(), ...opts.faults };
+  const bus = new EmulatedBus({ protocol: config.bus.protocol, baud, servos, faults, seed: opts.seed });
+  const ports: { socat: ChildProcess; port: SerialPort }[] = [];
+  /** One more pty on the bus; resolves with the path the host opens. */
+  const addPort = async (): Promise<string> => {
+    const { paths, socat } = await openPtyPair();
+    const port = new SerialPort({ path: paths[0], baudRate: baud, autoOpen: false, lock: false });
+    ports.push({ socat, port });
+    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
+    const receive = bus.connect((bytes) => {
+      if (port.isOpen) port.write(Buffer.from(bytes));
+    });
+    port.on('data', (chunk: Buffer) => receive(chunk));
+    port.on('error', () => {});
+    return paths[1];
+  };
+  const path = await addPort();
+  sim.start();
+  if (sim.simulation.speed !== 'manual') {
+    // Ready once the physics has warmed up (its first steps compile the hot paths and stall the event loop).
+    await new Promise<void>((resolve) => {
+      const off = sim.simulation.onStep((t) => {
+        if (t >= 0.2) {
+          off();
+          resolve();
+        }
+      });
+    });
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    path,
+    bus,
+    sim,
+    addPort,
+    close() {
+      closing ??= (async () => {
+        bus.close();
+        for (const { port, socat } of ports) {
+          if (port.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
+          const exited = new Promise<void>((resolve) => {
+            if (socat.exitCode !== null || socat.signalCode !== null) resolve();
+            else socat.once('exit', () => resolve());
+          });
+          socat.kill();
+          await exited;
+        }
+        await sim.close();
+      })();
+      return closing;
+    },
+  };
+}

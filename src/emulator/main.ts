@@ -1,0 +1,106 @@
+/**
+ * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2]`
+ * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../core/errors.ts';
+import type { Faults } from './bus.ts';
+import { startEmulator } from './emulator.ts';
+
+/** `drop=0.05,corrupt=0.05,missing=3+4,error=2:0x20,latency=2` -> faults. */
+export function parseFaults(text: string): Partial<Faults> {
+  const faults: Partial<Faults> = {};
+  for (const part of text.split(',').filter(Boolean)) {
+    const [key, value = ''] = part.split('=');
+    const num = (v: string, lo: number, hi: number) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < lo || n > hi)
+        throw new InvalidArgumentError(`${key}=${v}: must be a number from ${lo} to ${hi}`);
+      return n;
+    };
+    switch (key) {
+      case 'drop':
+        faults.dropRate = num(value, 0, 1);
+        break;
+      case 'corrupt':
+        faults.corruptRate = num(value, 0, 1);
+        break;
+      case 'latency':
+        faults.latencyMs = num(value, 0, 1000);
+        break;
+      case 'missing':
+        faults.missing = new Set(value.split('+').map((v) => num(v, 0, 252)));
+        break;
+      case 'error': {
+        faults.errorBits ??= new Map();
+        for (const entry of value.split('+')) {
+          const [id = '', bits = ''] = entry.split(':');
+          faults.errorBits.set(num(id, 0, 252), num(bits, 0, 255));
+        }
+        break;
+      }
+      default:
+        throw new InvalidArgumentError(`unknown fault "${key}" (drop, corrupt, latency, missing, error)`);
+    }
+  }
+  return faults;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name('emulator')
+    .description("Dynamixel bus emulator: the twin's servos on a pseudo-terminal")
+    .option('--robot <name|path>', 'ergo-jr, torso, humanoid, or a robot config path', 'ergo-jr')
+    .option('--baud <n>', 'baud rate whose wire time is emulated (default: the robot config)', (v) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+      return n;
+    })
+    .option(
+      '--faults <list>',
+      'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...]',
+      parseFaults,
+    )
+    .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)
+    .showHelpAfterError(false)
+    .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
+    .exitOverride();
+  try {
+    program.parse(argv);
+  } catch (err) {
+    process.exit((err as { exitCode?: number }).exitCode === 0 ? 0 : 2);
+  }
+  const opts = program.opts<{ robot: string; baud?: number; faults?: Partial<Faults>; seed: number }>();
+  let emulator;
+  try {
+    emulator = await startEmulator({
+      robot: opts.robot,
+      baud: opts.baud,
+      faults: opts.faults,
+      seed: opts.seed,
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  console.log(emulator.path);
+  console.error(
+    `emulating ${opts.robot} on ${emulator.path}; run: npm start -- --backend=real --robot=${opts.robot} --serial=${emulator.path}`,
+  );
+  const shutdown = () => {
+    emulator
+      .close()
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main(process.argv).catch((err: unknown) => {
+  console.error(`error: ${(err as Error).stack ?? String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,437 @@
+/**
+ * The real robot: Dynamixel servos on a serial line (USB2AX, USB2Dynamixel, Pixl, or the bus emulator's pty).
+ * The Robot's control loop (src/robot/robot.ts) drives the bus at --loop-hz; this bus turns its register reads and
+ * writes into as few packets as the protocol allows:
+ * - present position, speed and load come from one sync read (2.0) or bulk read (MX on 1.0) of the 6-byte block,
+ *   the speed and load parts served from that block to the reads that follow in the same cycle;
+ * - a write is one sync write per register (and per address, where models differ);
+ * - a reply missing or corrupt is retried once, then counted against the motor; a motor silent for LOST_AFTER reads
+ *   in a row is "lost" (its routes answer 503, the others keep working) until it answers again, when everything
+ *   written to it meanwhile is sent again, so no command is dropped.
+ */
+import type { Backend, Camera, MotorBus } from '../core/backend.ts';
+import { WallClock } from '../core/clock.ts';
+import {
+  type BusLayout,
+  controlTable,
+  decodeBusValue,
+  encodeBusValue,
+  invalidBusValue,
+} from '../core/control-table.ts';
+import { ConfigError, RobotError, badRequest, hardwareError } from '../core/errors.ts';
+import {
+  type BusRegister,
+  type ModelSpec,
+  type RawValue,
+  degToPosition,
+  modelSpec,
+} from '../core/registers.ts';
+import type { RobotConfig } from '../config/robot-config.ts';
+import { instructions, fromBytes } from '../dynamixel/packet.ts';
+import { type BusError, StatusError } from '../dynamixel/errors.ts';
+import { type Replies, SerialLink } from './link.ts';
+
+/** Consecutive failed reads after which a motor counts as gone. */
+const LOST_AFTER = 5;
+/** Bytes of the present position + speed + load block. */
+const BLOCK = 6;
+/** Pings per motor at start-up before it counts as missing. */
+const PING_ATTEMPTS = 3;
+/** A lost motor is asked again every PROBE_EVERY reads (not every read: each costs a timeout). */
+const PROBE_EVERY = 25;
+
+export interface RealOptions {
+  readonly config: RobotConfig;
+  /** Serial device (--serial); default: the config's bus port. */
+  readonly serial?: string;
+  readonly baud?: number;
+  /** Serve the motors that answer and give 503 for the others, instead of stopping at start-up. */
+  readonly allowMissing?: boolean;
+  /** What the servos do when the server closes: go limp (default) or hold their position. */
+  readonly onClose?: 'compliant' | 'hold';
+  /** Reply timeout beyond wire time, ms. */
+  readonly timeoutMs?: number;
+  /** Exclusive lock on the serial port (default true). */
+  readonly lock?: boolean;
+  readonly camera?: Camera;
+  readonly log?: (line: string) => void;
+}
+
+/** Per-motor health, as GET /bus/health.json shows it. */
+export interface MotorHealth {
+  readonly id: number;
+  readonly name: string;
+  readonly model: string;
+  /** Answering now. */
+  online: boolean;
+  timeouts: number;
+  corrupt: number;
+  statusErrors: number;
+  /** Reads that failed twice (after the retry). */
+  failedReads: number;
+  lastError: string | null;
+  consecutiveFailures: number;
+}
+
+interface Block {
+  readonly at: number;
+  readonly values: Map<number, { speed: number; load: number }>;
+}
+
+class RealBus implements MotorBus {
+  #block: Block | undefined;
+  #reads = 0;
+  /** Last good bytes per motor and (address, length): a motor that misses one cycle keeps its previous values. */
+  readonly #last = new Map<number, Map<string, Uint8Array>>();
+  /** Last value written per register and motor, sent again when a lost motor comes back. */
+  readonly #written = new Map<number, Map<BusRegister, RawValue>>();
+
+  constructor(private readonly owner: RealBackend) {}
+
+  get #link(): SerialLink {
+    return this.owner.link;
+  }
+
+  /** Unknown ids reject the whole read or write (nothing is sent); lost motors are handled per motor. */
+  #check(ids: Iterable<number>): void {
+    for (const id of ids)
+      if (!this.owner.health.has(id))
+        throw hardwareError(`motor ${id} is not on the bus`, 'check the motor ids in the robot config');
+  }
+
+  #layout(id: number, reg: BusRegister): BusLayout {
+    const layout = controlTable(this.owner.models.get(id)!).bus[reg];
+    if (!layout) throw badRequest(`motor ${id} (${this.owner.models.get(id)!.name}) has no ${reg} register`);
+    return layout;
+  }
+
+  async read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
+    this.#check(ids);
+    for (const id of ids) this.#layout(id, reg);
+    if ((reg === 'present_speed' || reg === 'present_load') && this.#block) {
+      const block = this.#block;
+      const covered = ids.every((id) => block.values.has(id) || !this.owner.health.get(id)!.online);
+      if (performance.now() - block.at < this.owner.blockReuseMs && covered) {
+        if (reg === 'present_load') this.#block = undefined;
+        const out = new Map<number, RawValue>();
+        for (const id of ids) {
+          const v = block.values.get(id);
+          if (v) out.set(id, reg === 'present_speed' ? v.speed : v.load);
+        }
+        return out;
+      }
+    }
+    if (reg === 'present_position') {
+      const bytes = await this.#readBytes(ids, (id) => this.#layout(id, reg).address, BLOCK);
+      const block: Block = { at: performance.now(), values: new Map() };
+      const out = new Map<number, RawValue>();
+      for (const [id, b] of bytes) {
+        out.set(id, fromBytes(b, 0, 2));
+        block.values.set(id, { speed: fromBytes(b, 2, 2), load: fromBytes(b, 4, 2) });
+      }
+      this.#block = block;
+      return out;
+    }
+    const bytes = await this.#readBytes(
+      ids,
+      (id) => this.#layout(id, reg).address,
+      (() => {
+        const l = this.#layout(ids[0]!, reg);
+        return l.size * l.count;
+      })(),
+    );
+    const out = new Map<number, RawValue>();
+    for (const [id, b] of bytes) out.set(id, decodeBusValue(this.#layout(id, reg), b));
+    return out;
+  }
+
+  /**
+   * Reads `length` bytes at each motor's address in as few transactions as the protocol allows and retries the
+   * failed ones once. A motor that still fails gives its last good value (the failure is counted); a lost motor is
+   * probed only now and then and left out of the answer until it replies.
+   */
+  async #readBytes(
+    ids: readonly number[],
+    addressOf: (id: number) => number,
+    length: number,
+  ): Promise<Map<number, Uint8Array>> {
+    const p = this.#link.protocol;
+    const probe = this.#reads++ % PROBE_EVERY === 0;
+    const asked = ids.filter((id) => probe || this.owner.health.get(id)!.online);
+    const out = new Map<number, Uint8Array>();
+    const failed = new Map<number, BusError>();
+    if (p === 2) {
+      const byAddress = new Map<number, number[]>();
+      for (const id of asked) byAddress.set(addressOf(id), [...(byAddress.get(addressOf(id)) ?? []), id]);
+      for (const [address, group] of byAddress) {
+        const r = await this.#link.transact(instructions.syncRead(address, length, group), group);
+        this.#collect(r, length, out, failed);
+      }
+    } else {
+      const bulk = asked.filter((id) => this.owner.models.get(id)!.name !== 'AX-12');
+      if (bulk.length > 1) {
+        const entries = bulk.map((id) => ({ id, address: addressOf(id), length }));
+        this.#collect(
+          await this.#link.transact(instructions.bulkRead(1, entries), bulk),
+          length,
+          out,
+          failed,
+        );
+      }
+      for (const id of asked.filter((id) => !bulk.includes(id) || bulk.length === 1))
+        this.#collect(
+          await this.#link.transact(instructions.read(1, id, addressOf(id), length), [id]),
+          length,
+          out,
+          failed,
+        );
+    }
+    // One retry each, one motor at a time (lost motors are not retried: they had their probe).
+    for (const id of [...failed.keys()]) {
+      if (!this.owner.health.get(id)!.online) continue;
+      const retry = new Map<number, BusError>();
+      this.#collect(
+        await this.#link.transact(instructions.read(p, id, addressOf(id), length), [id]),
+        length,
+        out,
+        retry,
+      );
+      if (!retry.has(id)) failed.delete(id);
+    }
+    for (const [id, err] of failed) this.owner.countFailure(id, err);
+    for (const id of out.keys()) await this.#recovered(id);
+    for (const id of asked) {
+      const key = `${addressOf(id)}:${length}`;
+      let last = this.#last.get(id);
+      if (!last) this.#last.set(id, (last = new Map()));
+      const fresh = out.get(id);
+      if (fresh) last.set(key, fresh);
+      else if (this.owner.health.get(id)!.online && last.has(key)) out.set(id, last.get(key)!);
+    }
+    return out;
+  }
+
+  #collect(r: Replies, length: number, out: Map<number, Uint8Array>, failed: Map<number, BusError>): void {
+    for (const [id, err] of r.errors) {
+      if (err instanceof StatusError) this.owner.countFailure(id, err, false);
+      else failed.set(id, err);
+    }
+    for (const [id, packet] of r.packets) {
+      const err = r.errors.get(id);
+      if (err instanceof StatusError && err.refused) continue;
+      if (packet.params.length !== length) failed.set(id, err ?? new StatusError(id, this.#link.protocol, 0));
+      else {
+        out.set(id, packet.params);
+        failed.delete(id);
+      }
+    }
+  }
+
+  /** A motor answered: if it was failing, send it everything written meanwhile. */
+  async #recovered(id: number): Promise<void> {
+    const h = this.owner.health.get(id)!;
+    const wasOffline = !h.online;
+    const hadFailures = h.consecutiveFailures > 0;
+    h.consecutiveFailures = 0;
+    if (wasOffline) {
+      h.online = true;
+      this.owner.log(`motor ${h.name} (id ${id}) answers again`);
+    }
+    if (!wasOffline && !hadFailures) return;
+    const regs = this.#written.get(id);
+    if (!regs) return;
+    for (const [reg, value] of regs) await this.#syncWrite(reg, new Map([[id, value]]));
+  }
+
+  async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
+    this.#check(values.keys());
+    for (const [id, v] of values) {
+      const why = invalidBusValue(this.#layout(id, reg), v);
+      if (why)
+        throw new RobotError('bad_request', `motor ${id}: ${reg} ${JSON.stringify(v)} refused: ${why}`);
+    }
+    for (const [id, v] of values) {
+      let regs = this.#written.get(id);
+      if (!regs) this.#written.set(id, (regs = new Map()));
+      regs.set(reg, v);
+    }
+    const online = new Map([...values].filter(([id]) => this.owner.health.get(id)!.online));
+    if (online.size) await this.#syncWrite(reg, online);
+  }
+
+  /** One sync write per address (one, unless models with different tables share the bus). */
+  async #syncWrite(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
+    const groups = new Map<number, { layout: BusLayout; entries: [number, number[]][] }>();
+    for (const [id, v] of values) {
+      const layout = this.#layout(id, reg);
+      let g = groups.get(layout.address);
+      if (!g) groups.set(layout.address, (g = { layout, entries: [] }));
+      g.entries.push([id, encodeBusValue(layout, v)]);
+    }
+    for (const { layout, entries } of groups.values())
+      await this.#link.transact(
+        instructions.syncWrite(this.#link.protocol, layout.address, layout.size * layout.count, entries),
+        [],
+      );
+  }
+}
+
+export class RealBackend implements Backend {
+  readonly kind = 'real' as const;
+  readonly clock = new WallClock();
+  readonly bus: MotorBus;
+  readonly camera?: Camera;
+  readonly models: ReadonlyMap<number, ModelSpec>;
+  readonly health = new Map<number, MotorHealth>();
+  readonly link: SerialLink;
+  /** The speed/load of a position read serve the reads that follow within this many ms (same control cycle). */
+  readonly blockReuseMs = 8;
+  readonly #opts: RealOptions;
+  #opened: Promise<void> | undefined;
+  #closed: Promise<void> | undefined;
+
+  constructor(opts: RealOptions) {
+    this.#opts = opts;
+    const { config } = opts;
+    const path = opts.serial ?? (config.bus.port !== 'auto' ? config.bus.port : undefined);
+    if (!path)
+      throw new ConfigError(
+        '--serial',
+        'the real backend needs the serial port of the robot, e.g. --serial=/dev/ttyUSB0',
+      );
+    this.models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
+    for (const m of config.motors)
+      this.health.set(m.id, {
+        id: m.id,
+        name: m.name,
+        model: modelSpec(m.model).name,
+        online: false,
+        timeouts: 0,
+        corrupt: 0,
+        statusErrors: 0,
+        failedReads: 0,
+        lastError: null,
+        consecutiveFailures: 0,
+      });
+    this.link = new SerialLink({
+      path,
+      baud: opts.baud ?? config.bus.baudrate,
+      protocol: config.bus.protocol,
+      timeoutMs: opts.timeoutMs,
+      lock: opts.lock,
+    });
+    this.camera = opts.camera;
+    this.bus = new RealBus(this);
+  }
+
+  log(line: string): void {
+    this.#opts.log?.(line);
+  }
+
+  /** Counts a failed exchange; `read` failures (after the retry) also count towards losing the motor. */
+  countFailure(id: number, err: BusError, read = true): void {
+    const h = this.health.get(id);
+    if (!h) return;
+    if (err.kind === 'timeout') h.timeouts++;
+    else if (err.kind === 'corrupt') h.corrupt++;
+    else h.statusErrors++;
+    h.lastError = err.message;
+    if (!read) return;
+    h.failedReads++;
+    h.consecutiveFailures++;
+    if (h.online && h.consecutiveFailures >= LOST_AFTER) {
+      h.online = false;
+      this.log(
+        `motor ${h.name} (id ${id}) stopped answering (${err.message}); its routes answer 503 until it is back`,
+      );
+    }
+  }
+
+  open(): Promise<void> {
+    this.#opened ??= this.#open();
+    return this.#opened;
+  }
+
+  async #open(): Promise<void> {
+    const { config } = this.#opts;
+    try {
+      await this.link.open();
+    } catch (err) {
+      const msg = (err as Error).message;
+      const hint = /denied|EACCES/i.test(msg)
+        ? ' (add the user to the dialout group, then log in again)'
+        : '';
+      throw new ConfigError('--serial', `cannot open ${this.link.opts.path}: ${msg}${hint}`);
+    }
+    const p = this.link.protocol;
+    const missing: string[] = [];
+    for (const m of config.motors) {
+      let r = await this.link.transact(instructions.ping(p, m.id), [m.id]);
+      for (let attempt = 1; attempt < PING_ATTEMPTS && !r.packets.has(m.id); attempt++)
+        r = await this.link.transact(instructions.ping(p, m.id), [m.id]);
+      const h = this.health.get(m.id)!;
+      if (r.packets.has(m.id)) {
+        h.online = true;
+        const params = r.packets.get(m.id)!.params;
+        const spec = this.models.get(m.id)!;
+        if (p === 2 && params.length >= 2 && fromBytes(params, 0, 2) !== spec.modelNumber)
+          this.log(
+            `warning: motor ${m.name} (id ${m.id}) reports model number ${fromBytes(params, 0, 2)}, the config says ${spec.name}`,
+          );
+      } else {
+        missing.push(`${m.name} (id ${m.id})`);
+        h.lastError = 'no answer to ping at start-up';
+      }
+    }
+    if (missing.length) {
+      const line = `no answer from ${missing.length} of ${config.motors.length} motors on ${this.link.opts.path}: ${missing.join(', ')}`;
+      if (!this.#opts.allowMissing) {
+        await this.link.close();
+        throw new ConfigError(
+          '--serial',
+          `${line} (check power and cables, or start with --allow-missing-motors)`,
+        );
+      }
+      this.log(`${line}; serving the others, 503 for these`);
+    }
+    const online = config.motors.filter((m) => this.health.get(m.id)!.online);
+    // Return delay 0 (pypot does the same): the reply follows the instruction at once.
+    const returnDelay = new Map<number, { address: number; ids: [number, number[]][] }>();
+    for (const m of online) {
+      const address = controlTable(this.models.get(m.id)!).item('return_delay_time').address;
+      const g = returnDelay.get(address) ?? { address, ids: [] };
+      g.ids.push([m.id, [0]]);
+      returnDelay.set(address, g);
+    }
+    for (const g of returnDelay.values())
+      await this.link.transact(instructions.syncWrite(p, g.address, 1, g.ids), []);
+    // The configured angle limits into the CW/CCW limit registers.
+    if (online.length)
+      await this.bus.write(
+        'angle_limit',
+        new Map(
+          online.map((m) => {
+            const spec = this.models.get(m.id)!;
+            return [m.id, [degToPosition(spec, m.angleLimit[0]), degToPosition(spec, m.angleLimit[1])]];
+          }),
+        ),
+      );
+  }
+
+  /** Nothing runs in the background: the Robot's control loop drives the bus. */
+  start(): void {}
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      if (!this.#opened) return;
+      await this.#opened.catch(() => {});
+      if (!this.link.isOpen) return;
+      const online = [...this.health.values()].filter((h) => h.online).map((h) => h.id);
+      if ((this.#opts.onClose ?? 'compliant') === 'compliant' && online.length)
+        await this.bus.write('torque_enable', new Map(online.map((id) => [id, 0]))).catch(() => {});
+      await (this.camera as { close?: () => Promise<void> } | undefined)?.close?.();
+      await this.link.close();
+    })();
+    return this.#closed;
+  }
+}

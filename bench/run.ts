@@ -2,8 +2,14 @@
 import os from 'node:os';
 import { runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
+import { runFidelityBench } from './fidelity.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+/** `npm run bench -- fidelity` runs the servo fidelity table alone. */
+if (process.argv.includes('fidelity')) {
+  await runFidelityBench();
+  process.exit(0);
+}
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
 function row(name: string, value: string, target: string, ok: boolean, ratio?: number) {

@@ -81,10 +81,13 @@ interface JointRuntime {
   /** Joint frame in the parent body (origin rotation, then x aligned to the axis) and in the child body. */
   readonly frame1: Quat;
   readonly frame2: Quat;
-  /** Links whose mass hangs on this joint (the child's subtree). */
-  readonly subtree: readonly RAPIER.RigidBody[];
+  /** Links whose mass hangs on this joint (the child's subtree), as indices into the world's body list. */
+  readonly subtree: readonly number[];
   /** The armature of this joint's servo (kg.m^2). */
   readonly armature: number;
+  /** Joint axis and origin in the world after the last step (load() reads them); undefined until measured. */
+  axisNow?: [number, number, number];
+  originNow?: [number, number, number];
   /** The joint angle after the last step, never wrapped (rad), and its change over that step (rad/s). */
   unwrapped: number;
   speed: number;
@@ -152,6 +155,11 @@ export class PhysicsWorld {
   readonly #colliderNames: Map<number, string>;
   readonly #gravity: number;
   #contacts: Contact[] | undefined;
+  readonly #bodyList: RAPIER.RigidBody[];
+  /** Body masses (kg), constant, in body-list order. */
+  readonly #masses: number[];
+  readonly #comCache: Float64Array;
+  #comsFresh = false;
   #freed = false;
 
   private constructor(parts: {
@@ -160,6 +168,7 @@ export class PhysicsWorld {
     joints: JointRuntime[];
     bodies: Map<string, RAPIER.RigidBody>;
     colliderNames: Map<number, string>;
+    masses: number[];
     dt: number;
     gravity: number;
   }) {
@@ -171,6 +180,10 @@ export class PhysicsWorld {
     this.dt = parts.dt;
     this.#gravity = parts.gravity;
     this.#byName = new Map(parts.joints.map((j, i) => [j.urdf.name, i]));
+    this.#bodyList = [...parts.bodies.values()];
+    // Rapier settles mass properties in its first step: read them from the descriptions' totals then.
+    this.#masses = parts.masses;
+    this.#comCache = new Float64Array(3 * this.#bodyList.length);
   }
 
   static async create(urdf: UrdfRobot, opts: WorldOptions): Promise<PhysicsWorld> {
@@ -239,8 +252,9 @@ export class PhysicsWorld {
       colliderNames.set(world.createCollider(cd, body).handle, t.kind);
     }
 
-    const subtreeOf = (link: string): RAPIER.RigidBody[] => [
-      bodies.get(link)!,
+    const bodyIndex = new Map([...bodies.keys()].map((name, i) => [name, i]));
+    const subtreeOf = (link: string): number[] => [
+      bodyIndex.get(link)!,
       ...urdf.joints.filter((j) => j.parent === link).flatMap((j) => subtreeOf(j.child)),
     ];
     const joints: JointRuntime[] = [];
@@ -282,7 +296,10 @@ export class PhysicsWorld {
       });
     }
 
-    return new PhysicsWorld({ world, urdf, joints, bodies, colliderNames, dt: opts.dt, gravity });
+    const masses = [...urdf.links.values()].map((l) =>
+      l.name === urdf.root ? 0 : Math.max(l.inertial?.mass ?? 1e-3, 1e-4),
+    );
+    return new PhysicsWorld({ world, urdf, joints, bodies, colliderNames, masses, dt: opts.dt, gravity });
   }
 
   jointIndex(name: string): number {
@@ -308,9 +325,13 @@ export class PhysicsWorld {
     return this.#joints[i]!.speed;
   }
 
+  /** The joint's angle now; also caches its axis and origin in the world for this step's load(). */
   #measure(j: JointRuntime): number {
     const f1 = qmul(j.parent.rotation(), j.frame1);
     const f2 = qmul(j.child.rotation(), j.frame2);
+    j.axisNow = qrotate(f1, X_AXIS);
+    const o = j.child.translation();
+    j.originNow = [o.x, o.y, o.z];
     const raw = twistAngle(qmul(qconj(f1), f2), X_AXIS);
     const turn = 2 * Math.PI;
     return j.unwrapped + raw - j.unwrapped - turn * Math.round((raw - j.unwrapped) / turn);
@@ -323,17 +344,18 @@ export class PhysicsWorld {
    */
   load(i: number): { torque: number; inertia: number } {
     const j = this.#joints[i]!;
-    const axis = this.#axis(j);
-    const o = j.child.translation();
+    if (!j.axisNow) this.#measure(j);
+    const axis = j.axisNow!;
+    const [ox, oy, oz] = j.originNow!;
+    const com = this.#coms();
     let cx = 0;
     let cy = 0;
     let inertia = j.armature;
-    for (const b of j.subtree) {
-      const m = b.mass();
-      const c = b.worldCom();
-      const rx = c.x - o.x;
-      const ry = c.y - o.y;
-      const rz = c.z - o.z;
+    for (const k of j.subtree) {
+      const m = this.#masses[k]!;
+      const rx = com[3 * k]! - ox;
+      const ry = com[3 * k + 1]! - oy;
+      const rz = com[3 * k + 2]! - oz;
       const along = rx * axis[0] + ry * axis[1] + rz * axis[2];
       inertia += m * (rx * rx + ry * ry + rz * rz - along * along);
       cx += m * rx;
@@ -342,6 +364,20 @@ export class PhysicsWorld {
     // (r x F) . axis with F = (0, 0, -m g): (-ry m g, rx m g, 0) . axis
     const g = this.#gravity;
     return { torque: -cy * g * axis[0] + cx * g * axis[1] + j.externalTorque, inertia };
+  }
+
+  /** World centres of mass of every body, read once per step (x, y, z per body, in body-list order). */
+  #coms(): Float64Array {
+    if (this.#comsFresh) return this.#comCache;
+    let k = 0;
+    for (const b of this.#bodyList) {
+      const c = b.worldCom();
+      this.#comCache[k++] = c.x;
+      this.#comCache[k++] = c.y;
+      this.#comCache[k++] = c.z;
+    }
+    this.#comsFresh = true;
+    return this.#comCache;
   }
 
   /**
@@ -395,6 +431,7 @@ export class PhysicsWorld {
         j.parent.addTorque({ x: -axis[0] * torque, y: -axis[1] * torque, z: -axis[2] * torque }, true);
     }
     this.#world.step();
+    this.#comsFresh = false;
     for (const j of this.#joints) {
       const q = this.#measure(j);
       j.speed = (q - j.unwrapped) / this.dt;
@@ -419,10 +456,12 @@ export class PhysicsWorld {
     for (const j of this.#joints) {
       j.unwrapped = all.get(j.urdf.name)!;
       j.anchor = j.unwrapped;
+      j.axisNow = undefined;
       j.speed = 0;
       j.motorTorque = 0;
     }
     this.#contacts = undefined;
+    this.#comsFresh = false;
   }
 
   /** The contacts of the last step: touching pairs of links (or a link and the table), deepest first. */

@@ -82,17 +82,28 @@ function withFriction(
 ): Law & { stuck: boolean } {
   const spring = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - dq);
   const net = spring + load;
+  // Plain objects of one shape, no spreads: this runs for every servo at every physics step.
+  const out = {
+    target: law.target,
+    targetVelocity: law.targetVelocity,
+    stiffness: law.stiffness,
+    damping: law.damping,
+    stuck: false,
+  };
   if (Math.abs(net + stopping * dq) <= budget) {
     // Held where it stuck (not where it is now: re-anchoring each step would let the solver's residue creep).
     const at = Number.isNaN(stuckAt) ? q : stuckAt;
-    return law.stiffness > 0
-      ? { ...law, target: at - load / law.stiffness, targetVelocity: 0, stuck: true }
-      : { ...law, targetVelocity: -load / law.damping, stuck: true };
+    out.stuck = true;
+    if (law.stiffness > 0) {
+      out.target = at - load / law.stiffness;
+      out.targetVelocity = 0;
+    } else out.targetVelocity = -load / law.damping;
+    return out;
   }
   const friction = -Math.sign(net + stopping * dq) * budget;
-  return law.stiffness > 0
-    ? { ...law, target: law.target + friction / law.stiffness, stuck: false }
-    : { ...law, targetVelocity: law.targetVelocity + friction / law.damping, stuck: false };
+  if (law.stiffness > 0) out.target += friction / law.stiffness;
+  else out.targetVelocity += friction / law.damping;
+  return out;
 }
 
 export interface ServoOptions {
@@ -241,13 +252,24 @@ export class SimServo {
     const budget = frictionBudget(m.friction, qdot, torque, externalTorque);
     if (!enabled) {
       this.#stuckAt = NaN;
-      return { ...law, limp: true, motorTorque: 0, frictionBudget: budget };
+      return {
+        target: law.target,
+        targetVelocity: law.targetVelocity,
+        stiffness: law.stiffness,
+        damping: law.damping,
+        limp: true,
+        motorTorque: 0,
+        frictionBudget: budget,
+      };
     }
     const stopping = inertia / dt; // N.m per rad/s: stopping the joint's motion within this step
-    const { stuck, ...held } = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt);
-    this.#stuckAt = stuck ? (Number.isNaN(this.#stuckAt) ? q : this.#stuckAt) : NaN;
+    const held = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt);
+    this.#stuckAt = held.stuck ? (Number.isNaN(this.#stuckAt) ? q : this.#stuckAt) : NaN;
     return {
-      ...held,
+      target: held.target,
+      targetVelocity: held.targetVelocity,
+      stiffness: held.stiffness,
+      damping: held.damping,
       limp: false,
       motorTorque: torque,
       frictionBudget: budget,

@@ -80,3 +80,27 @@ describe('sim routes (Ergo Jr)', function () {
     expect(Math.abs((await position(s, 'm1')) - before)).to.be.below(0.5);
   });
 });
+
+describe('sim targets are relative to the measured angle', function () {
+  it('a joint 280 degrees from its goal turns the long way round, never the short way through its limits', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      await s.post('/sim/motors/compliant.json', { compliant: false });
+      await s.post('/sim/pose.json', { positions: { m1: -140 } });
+      await s.advance(0.1);
+      await s.post('/motors/m1/registers/torque_limit/value.json', 30);
+      // The goal jumps (no trajectory): the servo lags it by 280 degrees.
+      await s.post('/motors/m1/registers/goal_position/value.json', 140);
+      const seen: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        await s.advance(0.1);
+        seen.push(await position(s, 'm1'));
+      }
+      expect(Math.min(...seen)).to.be.above(-150);
+      expect(seen.some((p) => Math.abs(p) < 30)).to.equal(true);
+      expect(seen.at(-1)!).to.be.above(130);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runFidelityBench } from './fidelity.ts';
+import { runVisionBench } from './vision.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 /** `npm run bench -- fidelity` runs the servo fidelity table alone. */
@@ -99,4 +100,57 @@ for (const r of await runIkBench(quick ? 200 : 1000)) {
   );
   row(`IK ${r.chain} ${r.mode} solve time p99`, `${fmt(r.timeMs.p99, 2)} ms`, '<= 5 ms', r.timeMs.p99 <= 5);
 }
+
+console.log('\n== Vision: rendered camera, PNG, marker detection (Ergo Jr) ==');
+const vision = await runVisionBench(quick);
+for (const [size, t] of Object.entries(vision.render))
+  console.log(`      render ${size.padEnd(9)} median ${fmt(t.medianMs, 2)} ms  p99 ${fmt(t.p99Ms, 2)} ms`);
+for (const [size, t] of Object.entries(vision.renderPng))
+  console.log(
+    `      render + PNG ${size.padEnd(9)} median ${fmt(t.medianMs, 2)} ms  p99 ${fmt(t.p99Ms, 2)} ms`,
+  );
+for (const [name, e] of Object.entries(vision.encoders))
+  console.log(
+    `      PNG 640x480 ${name.padEnd(34)} median ${fmt(e.medianMs, 2)} ms  p99 ${fmt(e.p99Ms, 2)} ms  ${e.bytes} bytes`,
+  );
+const rp = vision.renderPng['640x480']!;
+row(
+  '640x480 render + PNG median',
+  `${fmt(rp.medianMs, 2)} ms`,
+  '<= 15 ms',
+  rp.medianMs <= 15,
+  15 / rp.medianMs,
+);
+console.log(
+  `      detect 640x480 without cards median ${fmt(vision.detectEmpty.medianMs, 2)} ms  p99 ${fmt(vision.detectEmpty.p99Ms, 2)} ms`,
+);
+row(
+  'detection 640x480 (one card) median',
+  `${fmt(vision.detectWithCard.medianMs, 2)} ms`,
+  '<= 15 ms',
+  vision.detectWithCard.medianMs <= 15,
+  15 / vision.detectWithCard.medianMs,
+);
+const rate = vision.sweep.found / vision.sweep.trials;
+row(
+  `cards found, seeded sweep of ${vision.sweep.trials} (noise, blur)`,
+  `${fmt(rate * 100, 1)}%`,
+  '>= 99%',
+  rate >= 0.99 && vision.sweep.wrong === 0,
+);
+row(
+  `false detections over ${vision.falsePositives.frames} frames without cards`,
+  String(vision.falsePositives.detections),
+  '0',
+  vision.falsePositives.detections === 0,
+);
+console.log(
+  `      frame.png pulled back to back by one client: ${fmt(vision.framePng.requestsPerSecond, 0)} req/s`,
+);
+row(
+  'sim real-time factor while frames are pulled',
+  fmt(vision.framePng.realTimeFactor, 3),
+  '>= 0.99',
+  vision.framePng.realTimeFactor >= 0.99,
+);
 process.exit(0);

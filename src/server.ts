@@ -19,6 +19,9 @@ import { simRoutes } from './http/routes/sim.ts';
 import { primitiveRoutes } from './http/routes/primitives.ts';
 import { recordRoutes } from './http/routes/records.ts';
 import { ikRoutes } from './http/routes/ik.ts';
+import { sensorRoutes } from './http/routes/sensors.ts';
+import { cardRoutes } from './http/routes/cards.ts';
+import { MarkerWatcher } from './vision/watcher.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
 import { RecordStore } from './records/store.ts';
 import { RecordsService } from './records/service.ts';
@@ -49,6 +52,8 @@ export interface RobotServer {
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
+  /** The marker detector running in the background, when the robot has a camera and a detector. */
+  readonly markers: MarkerWatcher | undefined;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -103,6 +108,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  const markers =
+    backend.camera && config.markerDetector
+      ? new MarkerWatcher({
+          camera: backend.camera,
+          clock: backend.clock,
+          onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
+        })
+      : undefined;
   const listing: PrimitiveListing = () => primitives.listing();
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing),
@@ -110,10 +123,13 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...primitiveRoutes(primitives),
     ...recordRoutes(records),
     ...ikRoutes(robot, chains),
+    ...sensorRoutes({ camera: backend.camera, markers }),
   ];
   if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   const app = buildApp({ routes, logger, corsOrigins: opts.corsOrigins, title: `Poppy ${config.name}` });
   backend.start?.();
+  markers?.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -122,9 +138,11 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     config,
     primitives,
     records,
+    markers,
     close() {
       closing ??= (async () => {
         await app.close();
+        await markers?.close();
         await records.close();
         await primitives.close();
         await robot.stop();

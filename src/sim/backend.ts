@@ -11,6 +11,8 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
 import { SimServo } from './servo.ts';
+import { SimCamera } from './camera.ts';
+import { CardTable } from '../scene/cards.ts';
 
 export type SimSpeed = number | 'max' | 'manual';
 
@@ -80,6 +82,9 @@ export class SimBackend implements Backend {
   readonly bus: MotorBus;
   readonly models: ReadonlyMap<number, ModelSpec>;
   readonly simulation: SimulationControls;
+  /** The rendered camera, when the robot config has one, and the marker cards of the world. */
+  readonly camera: SimCamera | undefined;
+  readonly cards: CardTable;
   readonly #opts: SimOptions;
   readonly #servos = new Map<number, SimServo>();
   /** Parallel arrays: physics joint index of each servo. */
@@ -119,6 +124,17 @@ export class SimBackend implements Backend {
       },
       holding: () => [...this.#hands].filter((h) => h.torque === undefined).map((h) => h.servo.id),
     };
+    this.cards = new CardTable(opts.config.world.cards);
+    const { camera, world } = opts.config;
+    this.camera = camera
+      ? new SimCamera({
+          camera,
+          urdf: opts.urdf,
+          table: world.table,
+          cards: this.cards,
+          jointAngles: () => this.jointAngles(),
+        })
+      : undefined;
     const speedOf = () => this.#speed;
     this.simulation = {
       hand,
@@ -197,6 +213,15 @@ export class SimBackend implements Backend {
     this.#hands.clear();
     this.#world?.free();
     this.#world = undefined;
+  }
+
+  /** Present joint angles (rad) by joint name, read from the physics: what the rendered camera is posed from. */
+  jointAngles(): Map<string, number> {
+    const world = this.#world;
+    const angles = new Map<string, number>();
+    if (world)
+      for (const m of this.#opts.config.motors) angles.set(m.name, world.angle(world.jointIndex(m.name)));
+    return angles;
   }
 
   /** Steps the physics by `seconds` synchronously with timers firing in order (scenario scripts, tests). */

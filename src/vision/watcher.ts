@@ -1,0 +1,104 @@
+/**
+ * The marker detector as a sensor: runs the detector on the camera's frame in the background at a fixed rate
+ * (pypot's MarkerDetector runs at 1 Hz) and on demand, and keeps the latest list. Time is the backend's clock,
+ * so on the twin the rate is in sim time and tests drive it by advancing the clock.
+ */
+import type { Camera } from '../core/backend.ts';
+import { type Clock, isAbortError } from '../core/clock.ts';
+import { type DetectedMarker, MarkerDetector } from './detect.ts';
+
+/** pypot's marker detector rate (FACTS.md 7). */
+export const DEFAULT_DETECTOR_RATE = 1;
+
+export interface MarkerWatcherOptions {
+  readonly camera: Camera;
+  readonly clock: Clock;
+  /** Detections per second (of the clock's time). */
+  readonly rate?: number;
+  /** Called when a grab or a detection fails; the watcher keeps going with an empty list. */
+  readonly onError?: (err: unknown) => void;
+}
+
+export interface MarkerReading {
+  readonly markers: readonly DetectedMarker[];
+  /** Size of the frame the markers were found in (to normalise their positions). */
+  readonly width: number;
+  readonly height: number;
+  /** Clock time of the frame. */
+  readonly time: number;
+}
+
+export class MarkerWatcher {
+  readonly rate: number;
+  readonly #camera: Camera;
+  readonly #clock: Clock;
+  readonly #detector = new MarkerDetector();
+  readonly #onError: (err: unknown) => void;
+  #latest: MarkerReading;
+  #abort: AbortController | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(opts: MarkerWatcherOptions) {
+    this.rate = opts.rate ?? DEFAULT_DETECTOR_RATE;
+    if (!(this.rate > 0)) throw new RangeError(`detector rate must be > 0, got ${this.rate}`);
+    this.#camera = opts.camera;
+    this.#clock = opts.clock;
+    this.#onError = opts.onError ?? (() => undefined);
+    const [width, height] = opts.camera.resolution;
+    this.#latest = { markers: [], width, height, time: -Infinity };
+  }
+
+  /** The markers of the latest detection (empty before the first one). */
+  latest(): MarkerReading {
+    return this.#latest;
+  }
+
+  /** Grabs a frame now, detects, and makes that the latest reading. */
+  async detectNow(): Promise<MarkerReading> {
+    const time = this.#clock.now();
+    try {
+      const frame = await this.#camera.grab();
+      this.#latest = {
+        markers: this.#detector.detect(frame),
+        width: frame.width,
+        height: frame.height,
+        time,
+      };
+    } catch (err) {
+      this.#latest = { ...this.#latest, markers: [], time };
+      throw err;
+    }
+    return this.#latest;
+  }
+
+  /** Starts the background detection (idempotent). */
+  start(): void {
+    if (this.#loop) return;
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#loop = this.#run(abort.signal);
+  }
+
+  /** Stops the background detection and waits for it to end; idempotent. */
+  async close(): Promise<void> {
+    this.#abort?.abort();
+    await this.#loop;
+    this.#loop = undefined;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.detectNow();
+      } catch (err) {
+        this.#onError(err);
+      }
+      try {
+        await this.#clock.sleep(1 / this.rate, signal);
+      } catch (err) {
+        if (!isAbortError(err)) this.#onError(err);
+        return;
+      }
+    }
+  }
+}

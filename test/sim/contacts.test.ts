@@ -110,7 +110,7 @@ describe('sim contacts', function () {
     }
   });
 
-  it('a motor goto into the table is stopped by the table, and the motor pushes against it', async () => {
+  it('a motor goto that brings the forearm down onto the table: it rests on the table, nothing goes through', async () => {
     const s = await simServer('torso');
     try {
       // The left arm swung down and forward towards the table it stands on.
@@ -130,6 +130,8 @@ describe('sim contacts', function () {
       const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
       const tableZ = s.config.world.table!.xyz[2];
       for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
+      const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
+      expect(onTable.map((c) => (c.a === 'table' ? c.b : c.a))).to.include('l_forearm');
     } finally {
       await s.close();
     }

@@ -2,10 +2,16 @@
 import os from 'node:os';
 import { edgeReport, runEdgeBench, runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
 import { runIkBench } from './ik.ts';
+import { runFidelityBench } from './fidelity.ts';
 import { runVisionBench } from './vision.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+/** `npm run bench -- fidelity` runs the servo fidelity table alone. */
+if (process.argv.includes('fidelity')) {
+  await runFidelityBench();
+  process.exit(0);
+}
 const fmt = (n: number, d = 1) => n.toFixed(d);
 
 function row(name: string, value: string, target: string, ok: boolean, ratio?: number) {

@@ -204,6 +204,27 @@ function linkBox(row: LinkRow, childOrigins: readonly Triple[], servo: Triple): 
   return { center, size };
 }
 
+/**
+ * Collision box: around the COM and the child joint origins only (leaf links: the COM and twice it), padded by a
+ * third of the servo's thickness. It leaves out the link's own joint origin, where the parent's box already is, so
+ * that links two joints apart do not overlap by construction and can collide with each other.
+ */
+function collisionBox(row: LinkRow, childOrigins: readonly Triple[], servo: Triple): { center: Triple; size: Triple } {
+  const com = triple(row[2]);
+  const points: Triple[] = [com, ...childOrigins];
+  if (childOrigins.length === 0) points.push([2 * com[0], 2 * com[1], 2 * com[2]]);
+  const pad = Math.min(...servo) / 3;
+  const center: Triple = [0, 0, 0];
+  const size: Triple = [0, 0, 0];
+  for (const k of [0, 1, 2] as const) {
+    const lo = Math.min(...points.map((p) => p[k])) - pad;
+    const hi = Math.max(...points.map((p) => p[k])) + pad;
+    center[k] = Number(fmt((lo + hi) / 2));
+    size[k] = Number(fmt(hi - lo));
+  }
+  return { center, size };
+}
+
 function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
   const motorByName = new Map(motors.map((m) => [m.name, m]));
   const servoOf = (joint: string): (typeof SERVOS)[string] => {
@@ -233,6 +254,16 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
     const [ixx, ixy, ixz, iyy, iyz, izz] = link[3].split(' ');
     const origin = `<origin xyz="${box.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
     const geometry = `<geometry><box size="${box.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
+    // The root link rests on the table: its collision box is its whole visual box.
+    const hit = parentJoint
+      ? collisionBox(
+          link,
+          childJoints.map((j) => triple(j[3])),
+          servoOf(servoJoint[0]).size,
+        )
+      : box;
+    const hitOrigin = `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
+    const hitGeometry = `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
     out.push(
       `  <link name="${name}">`,
       '    <inertial>',
@@ -246,8 +277,8 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
       `      <material name="${spec.material(name)}"/>`,
       '    </visual>',
       '    <collision>',
-      `      ${origin}`,
-      `      ${geometry}`,
+      `      ${hitOrigin}`,
+      `      ${hitGeometry}`,
       '    </collision>',
       '  </link>',
     );

@@ -31,6 +31,12 @@ export interface HandTool {
   drag(id: number, rawDeg: number, duration: number, signal?: AbortSignal): Promise<void>;
   /** Applies a constant external torque (N.m, raw frame) for `duration` seconds. */
   push(id: number, torque: number, duration: number, signal?: AbortSignal): Promise<void>;
+  /** Takes motor `id` to raw `rawDeg` over `duration`, then keeps holding it there until released. */
+  hold(id: number, rawDeg: number, duration: number): Promise<void>;
+  /** Lets go of the given motors (all when omitted). */
+  release(ids?: readonly number[]): void;
+  /** Ids of the motors the hand holds or drags now. */
+  holding(): number[];
 }
 
 /** One contact between two bodies of the sim world after the last physics step. */
@@ -60,6 +66,16 @@ export interface SimulationControls {
   readonly speed: number | 'max' | 'manual';
   /** Moves sim time forward by `seconds`, firing timers in order (the way tests and scenarios drive time). */
   advance(seconds: number): Promise<void>;
+  /** Puts the twin back in its start pose at rest, every servo's torque off and goal there; the hand lets go. */
+  reset(): void;
+  /** Puts joints at raw-frame angles (degrees by motor id) at rest, goals there: a teleport, not a move. */
+  setPose(rawDeg: ReadonlyMap<number, number>): void;
+  /** World pose of a link frame (root frame, metres), for the camera and checks. */
+  linkPose(
+    link: string,
+  ):
+    | { position: [number, number, number]; rotation: { x: number; y: number; z: number; w: number } }
+    | undefined;
 }
 
 export interface Backend {

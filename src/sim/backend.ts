@@ -42,9 +42,11 @@ interface Hand {
   readonly from: number;
   readonly to: number;
   readonly start: number;
-  readonly duration: number;
+  /** Sim seconds to reach `to` (min-jerk); the hand then holds there until it lets go. */
+  readonly arrive: number;
   /** Constant torque mode (push) when defined. */
   readonly torque?: number;
+  /** Lets go (and settles whoever waits for it). */
   readonly done: () => void;
 }
 
@@ -96,6 +98,8 @@ export class SimBackend implements Backend {
   #speed: SimSpeed;
   #wallStart = 0;
   #rtfWindow: { wall: number; sim: number }[] = [];
+  /** Joint angles (rad) the twin started in, by joint name: what reset() goes back to. */
+  #startAngles: ReadonlyMap<string, number> = new Map();
   readonly dt: number;
 
   constructor(opts: SimOptions) {
@@ -111,8 +115,14 @@ export class SimBackend implements Backend {
     this.models = models;
     this.bus = new SimBus(this.#servos);
     const hand: HandTool = {
-      drag: (id, rawDeg, duration, signal) => this.#addHand(id, rawDeg * DEG, duration, undefined, signal),
-      push: (id, torque, duration, signal) => this.#addHand(id, NaN, duration, torque, signal),
+      drag: (id, rawDeg, duration, signal) =>
+        this.#addHand(id, rawDeg * DEG, 0.8 * duration, duration, undefined, signal),
+      push: (id, torque, duration, signal) => this.#addHand(id, NaN, 0, duration, torque, signal),
+      hold: (id, rawDeg, duration) => this.#hold(id, rawDeg * DEG, duration),
+      release: (ids) => {
+        for (const h of [...this.#hands]) if (!ids || ids.includes(h.servo.id)) h.done();
+      },
+      holding: () => [...this.#hands].filter((h) => h.torque === undefined).map((h) => h.servo.id),
     };
     this.cards = new CardTable(opts.config.world.cards);
     const { camera, world } = opts.config;
@@ -130,8 +140,10 @@ export class SimBackend implements Backend {
     this.simulation = {
       hand,
       realTimeFactor: () => this.#realTimeFactor(),
-      // No colliders yet: the twin's contacts arrive with the collision shapes (issue 9).
-      contacts: () => [],
+      contacts: () => this.#world?.contacts() ?? [],
+      reset: () => this.#reset(),
+      setPose: (rawDeg) => this.#setPose(rawDeg),
+      linkPose: (link) => this.#world?.linkPose(link),
       onStep: (listener) => {
         this.#stepListeners.add(listener);
         return () => this.#stepListeners.delete(listener);
@@ -152,7 +164,7 @@ export class SimBackend implements Backend {
     if (this.#world) return;
     const { config, urdf } = this.#opts;
     const pose = this.#opts.initialPose ?? config.startup.pose;
-    const rotor = new Map<string, number>();
+    const armature = new Map<string, number>();
     const initial = new Map<string, number>();
     const jointNames = new Set(urdf.joints.map((j) => j.name));
     for (const [i, m] of config.motors.entries()) {
@@ -162,16 +174,18 @@ export class SimBackend implements Backend {
           `motor "${m.name}" has no joint of that name in ${config.urdfPath}`,
           config.source,
         );
-      rotor.set(m.name, modelSpec(m.model).rotorInertia);
+      armature.set(m.name, this.#servos.get(m.id)!.model.armature);
       const [lo, hi] = m.angleLimit;
       const raw = Math.min(hi, Math.max(lo, userToJoint(m, pose[m.name] ?? 0) / DEG));
       initial.set(m.name, raw * DEG);
     }
     this.#world = await PhysicsWorld.create(urdf, {
       dt: this.dt,
-      rotorInertia: rotor,
+      armature,
       initialAngles: initial,
+      table: config.world.table,
     });
+    this.#startAngles = initial;
     this.#drive = config.motors.map((m) => {
       const servo = this.#servos.get(m.id)!;
       const joint = this.#world!.jointIndex(m.name);
@@ -228,8 +242,13 @@ export class SimBackend implements Backend {
     const dt = this.dt;
     const t = this.clock.now();
     for (const h of this.#hands) this.#applyHand(h, t);
-    for (const { servo, joint } of this.#drive)
-      world.drive(joint, servo.step(dt, world.angle(joint), world.velocity(joint)));
+    for (const { servo, joint } of this.#drive) {
+      const load = world.load(joint);
+      world.drive(
+        joint,
+        servo.step(dt, world.angle(joint), world.velocity(joint), load.torque, load.inertia),
+      );
+    }
     world.step();
     this.#steps++;
     this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
@@ -291,55 +310,102 @@ export class SimBackend implements Backend {
   #addHand(
     id: number,
     to: number,
+    arrive: number,
     duration: number,
     torque: number | undefined,
     signal?: AbortSignal,
   ): Promise<void> {
-    const servo = this.#servos.get(id);
-    const world = this.#world;
-    if (!servo || !world) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
-    const entry = this.#drive.find((d) => d.servo === servo)!;
+    const started = this.#startHand(id, to, arrive, torque);
+    if (!started) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
     return new Promise<void>((resolve, reject) => {
-      for (const h of this.#hands) if (h.servo === servo) h.done();
-      const hand: Hand = {
-        joint: entry.joint,
-        servo,
-        from: world.angle(entry.joint),
-        to,
-        start: this.clock.now(),
-        duration,
-        torque,
-        done: () => {
-          this.#hands.delete(hand);
-          world.setExternalTorque(entry.joint, 0);
-          resolve();
-        },
-      };
+      started.released.then(resolve, reject);
       // The hand lets go on a clock timer, so whoever waits for it runs at exactly that sim time.
-      void this.clock.sleepUntil(hand.start + duration).then(() => hand.done());
+      void this.clock.sleepUntil(started.hand.start + duration).then(() => started.hand.done());
       signal?.addEventListener(
         'abort',
         () => {
-          hand.done();
+          started.hand.done();
           reject(new AbortError());
         },
         { once: true },
       );
-      this.#hands.add(hand);
     });
+  }
+
+  /** The hand takes the joint to `to` over `duration` and keeps holding it there until released. */
+  #hold(id: number, to: number, duration: number): Promise<void> {
+    const started = this.#startHand(id, to, duration, undefined);
+    if (!started) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
+    return this.clock.sleepUntil(started.hand.start + duration);
+  }
+
+  #startHand(
+    id: number,
+    to: number,
+    arrive: number,
+    torque: number | undefined,
+  ): { hand: Hand; released: Promise<void> } | undefined {
+    const servo = this.#servos.get(id);
+    const world = this.#world;
+    if (!servo || !world) return undefined;
+    const entry = this.#drive.find((d) => d.servo === servo)!;
+    for (const h of [...this.#hands]) if (h.servo === servo) h.done();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hand: Hand = {
+      joint: entry.joint,
+      servo,
+      from: world.angle(entry.joint),
+      to,
+      start: this.clock.now(),
+      arrive,
+      torque,
+      done: () => {
+        if (!this.#hands.delete(hand)) return;
+        world.setExternalTorque(entry.joint, 0);
+        release();
+      },
+    };
+    this.#hands.add(hand);
+    return { hand, released };
+  }
+
+  /** Back to the start pose at rest, every servo limp with its goal there; the hand lets go. */
+  #reset(): void {
+    const world = this.#world;
+    if (!world) return;
+    for (const h of [...this.#hands]) h.done();
+    world.setAngles(this.#startAngles);
+    for (const { servo, joint } of this.#drive) {
+      servo.torqueEnable = 0;
+      servo.placeAt(world.angle(joint));
+    }
+  }
+
+  /** Puts the given joints (raw degrees by motor id) at those angles at rest, with their goals there. */
+  #setPose(rawDeg: ReadonlyMap<number, number>): void {
+    const world = this.#world;
+    if (!world) return;
+    const angles = new Map<string, number>();
+    for (const [id, deg] of rawDeg) {
+      const entry = this.#drive.find((d) => d.servo.id === id);
+      if (!entry) throw hardwareError(`motor ${id} is not in the simulation`);
+      angles.set(world.jointNames[entry.joint]!, deg * DEG);
+    }
+    for (const h of [...this.#hands]) if (rawDeg.has(h.servo.id)) h.done();
+    world.setAngles(angles);
+    for (const { servo, joint } of this.#drive) if (rawDeg.has(servo.id)) servo.placeAt(world.angle(joint));
   }
 
   /** A hand is a soft spring-damper towards a min-jerk moving target, about as strong as two stalled servos. */
   #applyHand(h: Hand, t: number): void {
     const world = this.#world!;
     const elapsed = t - h.start;
-    if (elapsed >= h.duration) return;
     if (h.torque !== undefined) {
       world.setExternalTorque(h.joint, h.torque);
       return;
     }
-    // The hand arrives at 80 % of the duration and holds there until it lets go.
-    const tau = Math.min(1, elapsed / (0.8 * h.duration));
+    const tau = h.arrive > 0 ? Math.min(1, elapsed / h.arrive) : 1;
     const s = tau * tau * tau * (10 - 15 * tau + 6 * tau * tau);
     const target = h.from + (h.to - h.from) * s;
     const stall = h.servo.spec.stallTorque;

@@ -1,6 +1,7 @@
 /**
  * Firmware model of one Dynamixel servo, in its raw frame. Pure: it takes the measured joint angle and speed each
- * physics step and says what the motor drive does (target, stiffness, damping, torque cap). The physics applies it.
+ * physics step and says what the motor does: the firmware's P(ID) duty law through the DC motor line
+ * (SERVO-MODELS.md §1), and the gearbox friction budget (§2), which acts whether the torque is on or off.
  */
 import {
   type BusRegister,
@@ -18,41 +19,91 @@ import {
   ampsToCurrent,
 } from '../core/registers.ts';
 import { RobotError } from '../core/errors.ts';
+import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
-/** A proportional gain Kp (P/8) drives full stall torque at an error of SATURATION_ERROR_DEG / Kp degrees. */
-const SATURATION_ERROR_DEG = 20;
-/**
- * Back-driving a limp servo turns its gearbox: Coulomb-like friction, modelled as strong velocity damping capped at
- * a small torque (a fraction of stall). Enough to feel, not enough to hold a forearm up.
- */
-const LIMP_FRICTION_PER_STALL = 0.01;
 const AMBIENT_C = 25;
-/** Integral action works within this error (rad) and may supply at most this share of the torque cap. */
-const INTEGRAL_ZONE = 5 * DEG;
-const INTEGRAL_SHARE = 1 / 3;
-/** Damping ratio of the drive, and the inertia it is sized for, in units of the reflected rotor inertia. */
-const DAMPING_RATIO = 0.8;
-const DAMPED_INERTIA_FACTOR = 4;
-/** Time constant (s) of the setpoint-speed estimate. */
-const SETPOINT_SPEED_FILTER = 0.02;
 /** Thermal model: capacity J/K and resistance K/W to ambient (time constant ~5 min). */
 const THERMAL_CAPACITY = 30;
 const THERMAL_RESISTANCE = 10;
-/** Supply sag: volts lost at full stall current. */
+/**
+ * Supply sag shown in present_voltage: volts lost at full stall current. The torque uses the model's supply: the
+ * identified models were fitted on real supplies, sag included.
+ */
 const SUPPLY_SAG_AT_STALL = 0.6;
+/**
+ * The firmware's user gains are the registers scaled (P/8, I*1000/2048, D*4/1000, FACTS §8); the duty law uses the
+ * raw P (SERVO-MODELS §1), so every user gain is multiplied back by 8 to share that one error gain.
+ */
+const USER_TO_RAW_P = 8;
+/** The integral acts within this error (rad) of the goal. */
+const INTEGRAL_ZONE = 5 * DEG;
 
+/**
+ * What the servo does to its joint during one physics step, as a linear law the physics solves implicitly:
+ * torque = stiffness * (target - q) + damping * (targetVelocity - dq). It is the DC motor line at this step's duty:
+ * within the P loop's linear range a spring (the duty's error gain) and a damper (back-EMF, plus Kd); with the duty
+ * saturated, a damper pulling towards the speed the saturated duty reaches (the back-EMF line).
+ */
 export interface DriveCommand {
-  /** Raw-frame angle (rad) the drive pulls towards. */
+  /** Raw-frame angle (rad, unwrapped like the measured angle) and speed (rad/s) the law pulls towards. */
   readonly target: number;
-  /** Raw-frame angular speed (rad/s) the damping pulls towards: the setpoint's own speed, so damping adds no lag. */
   readonly targetVelocity: number;
-  /** N.m/rad; 0 = limp. */
+  /** N.m/rad and N.m.s/rad; both 0 when limp. */
   readonly stiffness: number;
-  /** N.m.s/rad. */
   readonly damping: number;
-  /** Torque cap, N.m. */
-  readonly maxTorque: number;
+  /** The motor torque (N.m) the law gives at this step's angle and speed (what the firmware reports). */
+  readonly motorTorque: number;
+  /** Gearbox friction budget (N.m, >= 0); with the torque on it is already folded into the law. */
+  readonly frictionBudget: number;
+  /**
+   * Torque off: the law is void and the physics applies the friction alone, stopping the joint whenever the budget
+   * can and letting it slide otherwise.
+   */
+  readonly limp: boolean;
+}
+
+type Law = Pick<DriveCommand, 'target' | 'targetVelocity' | 'stiffness' | 'damping'>;
+
+/**
+ * The gearbox friction folded into the motor's law, so that one implicit motor carries both. When the budget can stop
+ * the joint within this step (the motor and the load, plus what it takes to stop the armature's own motion) the joint
+ * sticks: the law then balances the load exactly. Otherwise the budget opposes the motion (or, at rest, the net
+ * torque) as a constant torque taken off the law.
+ */
+function withFriction(
+  law: Law,
+  q: number,
+  dq: number,
+  load: number,
+  budget: number,
+  stopping: number,
+  stuckAt: number,
+): Law & { stuck: boolean } {
+  const spring = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - dq);
+  const net = spring + load;
+  // Plain objects of one shape, no spreads: this runs for every servo at every physics step.
+  const out = {
+    target: law.target,
+    targetVelocity: law.targetVelocity,
+    stiffness: law.stiffness,
+    damping: law.damping,
+    stuck: false,
+  };
+  if (Math.abs(net + stopping * dq) <= budget) {
+    // Held where it stuck (not where it is now: re-anchoring each step would let the solver's residue creep).
+    const at = Number.isNaN(stuckAt) ? q : stuckAt;
+    out.stuck = true;
+    if (law.stiffness > 0) {
+      out.target = at - load / law.stiffness;
+      out.targetVelocity = 0;
+    } else out.targetVelocity = -load / law.damping;
+    return out;
+  }
+  const friction = -Math.sign(net + stopping * dq) * budget;
+  if (law.stiffness > 0) out.target += friction / law.stiffness;
+  else out.targetVelocity += friction / law.damping;
+  return out;
 }
 
 export interface ServoOptions {
@@ -65,6 +116,7 @@ export interface ServoOptions {
 export class SimServo {
   readonly id: number;
   readonly spec: ModelSpec;
+  readonly model: ServoModel;
   // Registers in counts, as the control table holds them.
   torqueEnable = 0;
   goalPosition: number;
@@ -80,23 +132,27 @@ export class SimServo {
   // Physical state.
   #setpoint = 0; // rad, where the speed-limited profile is now
   #integral = 0; // rad.s
-  #setpointSpeed = 0; // rad/s
   #q = 0;
   #qdot = 0;
-  #torque = 0; // N.m the drive is producing (estimate, as the real firmware does)
+  #torque = 0; // N.m the motor is producing
   #temperature = AMBIENT_C;
   #voltage: number;
   #wasEnabled = false;
+  /** Where the gearbox stuck with the torque on (rad), NaN while it slides. */
+  #stuckAt = NaN;
+  readonly #stall: number;
 
   constructor(opts: ServoOptions) {
     this.id = opts.id;
     this.spec = opts.spec;
+    this.model = servoModel(opts.spec);
+    this.#stall = stallTorque(this.model);
     this.goalPosition = degToPosition(opts.spec, 0);
     this.angleLimit = [
       degToPosition(opts.spec, opts.angleLimit[0]),
       degToPosition(opts.spec, opts.angleLimit[1]),
     ];
-    this.#voltage = opts.spec.nominalVoltage;
+    this.#voltage = this.model.vin;
     if (opts.spec.control === 'compliance') this.pid = [0, 0, 0];
   }
 
@@ -108,103 +164,136 @@ export class SimServo {
     return this.#temperature;
   }
 
-  /** Sets the initial angle (rad) before the first step. */
+  /** Motor torque (N.m) of the last step. */
+  get torque(): number {
+    return this.#torque;
+  }
+
+  /** Sets the angle (rad) before the first step, or after the twin was put in a pose: nothing moves by itself. */
   placeAt(q: number): void {
     this.#q = q;
+    this.#qdot = 0;
     this.#setpoint = q;
+    this.#integral = 0;
+    this.#stuckAt = NaN;
     this.goalPosition = degToPosition(this.spec, q / DEG);
   }
 
-  /** One physics step: measured angle/speed in, drive command out. */
-  step(dt: number, q: number, qdot: number): DriveCommand {
+  /**
+   * One physics step: measured angle and speed, the external (gravity) torque about the axis and the inertia the
+   * joint moves, in; the motor's law with its friction out. Angles are the joint's own (never wrapped): a goal 280 degrees away is driven 280
+   * degrees the way the firmware counts, never the short way round.
+   */
+  step(dt: number, q: number, qdot: number, externalTorque = 0, inertia = this.model.armature): DriveCommand {
     this.#q = q;
     this.#qdot = qdot;
-    const stall = this.spec.stallTorque * Math.min(1.2, this.#voltage / this.spec.nominalVoltage);
-    const maxTorque = (this.torqueLimit / 1023) * stall;
+    const m = this.model;
     const enabled = this.torqueEnable !== 0 && this.controlMode === 2;
-    let command: DriveCommand;
+    let law = { target: q, targetVelocity: 0, stiffness: 0, damping: 0 };
+    let torque = 0;
     if (!enabled) {
       this.#wasEnabled = false;
       this.#integral = 0;
-      this.#torque = 0;
-      const damping = this.spec.stallTorque / (this.spec.noLoadSpeed * DEG * 0.05);
-      command = {
-        target: q,
-        targetVelocity: 0,
-        stiffness: 0,
-        damping,
-        maxTorque: LIMP_FRICTION_PER_STALL * this.spec.stallTorque,
-      };
     } else {
       if (!this.#wasEnabled) {
         this.#setpoint = q;
-        this.#setpointSpeed = 0;
         this.#wasEnabled = true;
       }
       const [lo, hi] = this.angleLimit;
       const goal = positionToDeg(this.spec, Math.min(hi, Math.max(lo, this.goalPosition))) * DEG;
+      // moving_speed is the firmware's profile speed; 0 means no profile (the motor line is the only limit).
       const speedDeg =
-        this.movingSpeed % 1024 === 0
-          ? this.spec.noLoadSpeed
-          : Math.min(speedToDegS(this.spec, this.movingSpeed % 1024), this.spec.noLoadSpeed);
+        this.movingSpeed % 1024 === 0 ? Infinity : speedToDegS(this.spec, this.movingSpeed % 1024);
       const maxStep = speedDeg * DEG * dt;
       const delta = goal - this.#setpoint;
-      const move = Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
-      this.#setpoint += move;
-      // The setpoint moves in bursts (goals arrive at the control rate): its speed is smoothed over ~20 ms.
-      const alpha = Math.min(1, dt / SETPOINT_SPEED_FILTER);
-      this.#setpointSpeed += (move / dt - this.#setpointSpeed) * alpha;
+      this.#setpoint += Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
 
       const { kp, ki, kd, margin } = this.#gains();
-      const stiffness = (kp * this.spec.stallTorque) / (SATURATION_ERROR_DEG * DEG);
       let error = this.#setpoint - q;
       if (Math.abs(error) < margin) error = 0;
       else error -= Math.sign(error) * margin;
+      // torque_limit caps the duty as the firmware does (the PWM ceiling scales with it).
+      const maxDuty = m.maxPwm * (this.torqueLimit / 1023);
+      const gain = m.errorGain * USER_TO_RAW_P;
       if (ki > 0) {
-        // Integral action only near the setpoint (conditional integration), worth at most a third of the torque
-        // cap: it removes a small steady error (gravity sag) without winding up during large moves or pushes.
-        if (Math.abs(error) < INTEGRAL_ZONE) {
-          const limit = (INTEGRAL_SHARE * maxTorque) / Math.max(stiffness * ki, 1e-9);
+        // Anti-windup: the integral only works near the goal (a conditional integrator, so a long move does not
+        // wind it up into an overshoot), and never asks more than the duty ceiling on its own. The firmware's own
+        // anti-windup is not documented: this is our choice, not a measurement.
+        const limit = maxDuty / (gain * ki);
+        if (Math.abs(error) < INTEGRAL_ZONE)
           this.#integral = Math.min(limit, Math.max(-limit, this.#integral + error * dt));
-        } else {
-          this.#integral *= 0.9;
-        }
+        else this.#integral = 0;
       }
-      const target = q + error + ki * this.#integral;
-      // A geared servo's step response is close to critically damped: size the damping from the stiffness and the
-      // reflected inertia (the part of the load the servo always carries), never below the motor's back-EMF damping,
-      // plus the derivative gain.
-      const backEmf = this.spec.stallTorque / (this.spec.noLoadSpeed * DEG);
-      const critical =
-        2 * DAMPING_RATIO * Math.sqrt(stiffness * DAMPED_INERTIA_FACTOR * this.spec.rotorInertia);
-      const damping = Math.max(backEmf, critical) + kd * this.spec.stallTorque * 0.05;
-      const targetVelocity = this.#setpointSpeed;
-      this.#torque = Math.min(
-        maxTorque,
-        Math.max(-maxTorque, stiffness * (target - q) + damping * (targetVelocity - qdot)),
-      );
-      command = { target, targetVelocity, stiffness, damping, maxTorque };
+      const duty = gain * (kp * error + ki * this.#integral - kd * qdot);
+      const perDuty = (m.kt * m.vin) / m.r; // N.m per unit of duty
+      const backEmf = (m.kt * m.kt) / m.r; // N.m.s/rad
+      if (Math.abs(duty) < maxDuty) {
+        // Linear range: duty * perDuty - backEmf * dq as a spring-damper.
+        const stiffness = perDuty * gain * kp;
+        const damping = backEmf + perDuty * gain * kd;
+        const rest = perDuty * gain * ki * this.#integral;
+        law =
+          stiffness > 0
+            ? { target: q + error + rest / stiffness, targetVelocity: 0, stiffness, damping }
+            : { target: q, targetVelocity: rest / damping, stiffness: 0, damping };
+      } else {
+        // Saturated: the back-EMF line towards the speed the duty ceiling reaches with no load.
+        law = {
+          target: q,
+          targetVelocity: (Math.sign(duty) * maxDuty * m.vin) / m.kt,
+          stiffness: 0,
+          damping: backEmf,
+        };
+      }
+      torque = motorTorque(m, Math.min(maxDuty, Math.max(-maxDuty, duty)), qdot);
     }
+    this.#torque = torque;
     this.#heat(dt);
-    return command;
+    const budget = frictionBudget(m.friction, qdot, torque, externalTorque);
+    if (!enabled) {
+      this.#stuckAt = NaN;
+      return {
+        target: law.target,
+        targetVelocity: law.targetVelocity,
+        stiffness: law.stiffness,
+        damping: law.damping,
+        limp: true,
+        motorTorque: 0,
+        frictionBudget: budget,
+      };
+    }
+    const stopping = inertia / dt; // N.m per rad/s: stopping the joint's motion within this step
+    const held = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt);
+    this.#stuckAt = held.stuck ? (Number.isNaN(this.#stuckAt) ? q : this.#stuckAt) : NaN;
+    return {
+      target: held.target,
+      targetVelocity: held.targetVelocity,
+      stiffness: held.stiffness,
+      damping: held.damping,
+      limp: false,
+      motorTorque: torque,
+      frictionBudget: budget,
+    };
   }
 
   #gains(): { kp: number; ki: number; kd: number; margin: number } {
     if (this.spec.control === 'compliance') {
+      // AX firmware: the compliance slope sets the error-to-torque slope (slope 32 = P 32) and the margin is a dead
+      // band around the goal; mapped onto the same duty law as the MX P loop.
       const p = complianceSlopeToP(Math.min(...this.complianceSlope));
       const margin = Math.min(...this.complianceMargin) * positionResolution(this.spec) * DEG;
-      return { kp: p / 8, ki: 0, kd: 0, margin };
+      return { kp: p / USER_TO_RAW_P, ki: 0, kd: 0, margin };
     }
     const [kp, ki, kd] = rawPidToGains(this.pid);
     return { kp, ki, kd, margin: 0 };
   }
 
   #heat(dt: number): void {
-    const fraction = Math.abs(this.#torque) / this.spec.stallTorque;
+    const fraction = Math.abs(this.#torque) / this.#stall;
     const power = this.spec.stallPower * fraction * fraction;
     const dT = (power - (this.#temperature - AMBIENT_C) / THERMAL_RESISTANCE) / THERMAL_CAPACITY;
     this.#temperature += dT * dt;
-    this.#voltage = this.spec.nominalVoltage - SUPPLY_SAG_AT_STALL * fraction;
+    this.#voltage = this.model.vin - SUPPLY_SAG_AT_STALL * Math.min(1, fraction);
   }
 
   /** Control-table read, in counts. */
@@ -223,15 +312,13 @@ export class SimServo {
       case 'present_speed':
         return degSToSpeed(this.spec, this.#qdot / DEG);
       case 'present_load':
-        return percentToLoad((this.#torque / this.spec.stallTorque) * 100);
+        return percentToLoad((this.#torque / this.#stall) * 100);
       case 'present_voltage':
         return voltsToVoltage(this.#voltage);
       case 'present_temperature':
         return Math.round(this.#temperature);
       case 'present_current':
-        return ampsToCurrent(
-          (this.#torque / this.spec.stallTorque) * (this.spec.stallPower / this.spec.nominalVoltage),
-        );
+        return ampsToCurrent((this.#torque / this.#stall) * (this.spec.stallPower / this.model.vin));
       case 'pid':
         return this.pid;
       case 'compliance_margin':

@@ -1,9 +1,16 @@
 /**
- * The Rapier world of one robot, built from its URDF: one rigid body per link (the root fixed to the table),
- * one revolute impulse joint per URDF joint whose motor is driven by the servo model each step.
+ * The Rapier world of one robot, built from its URDF: one rigid body per link (the root fixed to the table), its
+ * collision shapes as colliders, one revolute impulse joint per URDF joint, and the table or floor under it.
+ *
+ * Each servo acts through its joint's Rapier motor, solved implicitly with the other constraints (light links in a
+ * chain make explicit torques unstable): with the torque on, the servo's motor law of the step (spring-damper or
+ * back-EMF line, gearbox friction folded in, see DriveCommand); limp, the gearbox friction alone, capped at the
+ * friction budget (SERVO-MODELS.md §2).
  */
 import RAPIER from '@dimforge/rapier3d-compat';
-import type { UrdfRobot, UrdfJoint } from '../urdf/types.ts';
+import type { UrdfRobot, UrdfJoint, UrdfShape } from '../urdf/types.ts';
+import type { Contact } from '../core/backend.ts';
+import type { TableConfig } from '../config/robot-config.ts';
 import type { DriveCommand } from './servo.ts';
 import {
   type Quat,
@@ -30,17 +37,41 @@ export function initRapier(): Promise<void> {
 export interface WorldOptions {
   /** Fixed physics timestep, seconds. */
   readonly dt: number;
-  /** Reflected rotor inertia (kg.m^2) per joint name, added about the joint axis to the child link. */
-  readonly rotorInertia: ReadonlyMap<string, number>;
+  /** Armature (reflected motor inertia, kg.m^2) per joint name, added about the joint axis only. */
+  readonly armature: ReadonlyMap<string, number>;
   /** Initial joint angles (rad) by joint name; others start at 0. */
   readonly initialAngles?: ReadonlyMap<string, number>;
   readonly solverIterations?: number;
-  /**
-   * Fraction of the rotor inertia also added about the other two axes (default 1). The servo's own mass sits on
-   * these light links; without it the impulse solver cannot hold joint limits on 4-gram links.
-   */
-  readonly isotropicRotor?: number;
+  /** The table or floor under the robot, in the root link's frame (null or absent: none). */
+  readonly table?: TableConfig | null;
+  /** Gravity, m/s^2, along -z of the root frame. */
+  readonly gravity?: number;
 }
+
+/** Plastic cases on plastic and on a wooden table: they slide, but grip. */
+const FRICTION = 0.5;
+/** Barely bouncy: printed parts and servo cases thud. */
+const RESTITUTION = 0.05;
+/**
+ * The friction motor: a stiff spring-damper towards an anchor angle that follows the joint within STICK_SLACK, capped
+ * at the friction budget. Sliding, the anchor trails the joint and the cap makes it a Coulomb-viscous drag; stuck, it
+ * holds the joint where it stopped, where a velocity motor alone lets the solver's residue creep. Damping (N.m.s/rad)
+ * and stiffness (N.m/rad) are large against every link's inertia over one step, so the cap is what limits them.
+ */
+const FRICTION_MOTOR_DAMPING = 1e4;
+const FRICTION_MOTOR_STIFFNESS = 5e6;
+const STICK_SLACK = 0.1 * (Math.PI / 180);
+/** The motor's force cap with the torque on: the law itself bounds the torque. */
+const UNLIMITED = 1e6;
+const DEFAULT_GRAVITY = 9.81;
+/**
+ * Share of the armature also added about a link's other two axes. Physically the armature turns about the joint axis
+ * only, but Rapier's impulse solver then cannot pass a motor's torque through the light brackets of a chain (a few
+ * grams between two servos): measured on the Torso's shoulder_x driving the arm at a 5 rad/s target, the arm reached
+ * 40 % of it with 16 solver iterations and none of this, 97 % with 3 % of the armature off-axis and the default 4
+ * iterations (the old model added 100 %).
+ */
+const OFF_AXIS_ARMATURE_SHARE = 0.03;
 
 interface JointRuntime {
   readonly urdf: UrdfJoint;
@@ -50,65 +81,124 @@ interface JointRuntime {
   /** Joint frame in the parent body (origin rotation, then x aligned to the axis) and in the child body. */
   readonly frame1: Quat;
   readonly frame2: Quat;
-  lastTarget: number;
-  lastVelocity: number;
-  lastStiffness: number;
-  lastDamping: number;
-  lastMaxTorque: number;
+  /** Links whose mass hangs on this joint (the child's subtree), as indices into the world's body list. */
+  readonly subtree: readonly number[];
+  /** The armature of this joint's servo (kg.m^2). */
+  readonly armature: number;
+  /** Joint axis and origin in the world after the last step (load() reads them); undefined until measured. */
+  axisNow?: [number, number, number];
+  originNow?: [number, number, number];
+  /** The joint angle after the last step, never wrapped (rad), and its change over that step (rad/s). */
+  unwrapped: number;
+  speed: number;
+  lastBudget: number;
+  lastLaw: [number, number, number, number];
+  /** Where the friction motor holds the joint (rad, unwrapped), trailing it within STICK_SLACK. */
+  anchor: number;
+  motorTorque: number;
   externalTorque: number;
+}
+
+interface LinkPose {
+  readonly p: [number, number, number];
+  readonly q: Quat;
 }
 
 const X_AXIS: V3 = [1, 0, 0];
 
+/** World pose (root frame) of every link frame for the given joint angles (rad; absent joints at 0). */
+export function linkPoses(urdf: UrdfRobot, angles?: ReadonlyMap<string, number>): Map<string, LinkPose> {
+  const childJoint = new Map(urdf.joints.map((j) => [j.child, j]));
+  const poses = new Map<string, LinkPose>();
+  const poseOf = (link: string): LinkPose => {
+    const known = poses.get(link);
+    if (known) return known;
+    const j = childJoint.get(link);
+    let pose: LinkPose;
+    if (!j) pose = { p: [0, 0, 0], q: { ...IDENTITY } };
+    else {
+      const parent = poseOf(j.parent);
+      const angle = angles?.get(j.name) ?? 0;
+      const q = qmul(qmul(parent.q, qrpy(j.rpy)), qaxisAngle(j.axis, angle));
+      pose = { p: vadd(parent.p, qrotate(parent.q, j.xyz)), q };
+    }
+    poses.set(link, pose);
+    return pose;
+  };
+  for (const link of urdf.links.keys()) poseOf(link);
+  return poses;
+}
+
+/** A URDF collision shape as a Rapier shape and its pose in the link frame. */
+function shapeOf(s: UrdfShape): { shape: RAPIER.Shape; p: V3; q: Quat } {
+  const g = s.geometry;
+  let q = qrpy(s.rpy);
+  let shape: RAPIER.Shape;
+  if (g.kind === 'box') shape = new RAPIER.Cuboid(g.size[0] / 2, g.size[1] / 2, g.size[2] / 2);
+  else if (g.kind === 'sphere') shape = new RAPIER.Ball(g.radius);
+  else {
+    // URDF cylinders lie along z, Rapier's along y: turn y onto z.
+    shape = new RAPIER.Cylinder(g.length / 2, g.radius);
+    q = qmul(q, qaxisAngle([1, 0, 0], Math.PI / 2));
+  }
+  return { shape, p: s.xyz, q };
+}
+
 export class PhysicsWorld {
   readonly dt: number;
   readonly #world: RAPIER.World;
+  readonly #urdf: UrdfRobot;
   readonly #joints: JointRuntime[];
   readonly #byName: Map<string, number>;
   readonly #bodies: Map<string, RAPIER.RigidBody>;
+  /** Collider handle -> link name, or the table's kind. */
+  readonly #colliderNames: Map<number, string>;
+  readonly #gravity: number;
+  #contacts: Contact[] | undefined;
+  readonly #bodyList: RAPIER.RigidBody[];
+  /** Body masses (kg), constant, in body-list order. */
+  readonly #masses: number[];
+  readonly #comCache: Float64Array;
+  #comsFresh = false;
   #freed = false;
 
-  private constructor(
-    world: RAPIER.World,
-    joints: JointRuntime[],
-    bodies: Map<string, RAPIER.RigidBody>,
-    dt: number,
-  ) {
-    this.#world = world;
-    this.#joints = joints;
-    this.#bodies = bodies;
-    this.dt = dt;
-    this.#byName = new Map(joints.map((j, i) => [j.urdf.name, i]));
+  private constructor(parts: {
+    world: RAPIER.World;
+    urdf: UrdfRobot;
+    joints: JointRuntime[];
+    bodies: Map<string, RAPIER.RigidBody>;
+    colliderNames: Map<number, string>;
+    masses: number[];
+    dt: number;
+    gravity: number;
+  }) {
+    this.#world = parts.world;
+    this.#urdf = parts.urdf;
+    this.#joints = parts.joints;
+    this.#bodies = parts.bodies;
+    this.#colliderNames = parts.colliderNames;
+    this.dt = parts.dt;
+    this.#gravity = parts.gravity;
+    this.#byName = new Map(parts.joints.map((j, i) => [j.urdf.name, i]));
+    this.#bodyList = [...parts.bodies.values()];
+    // Rapier settles mass properties in its first step: read them from the descriptions' totals then.
+    this.#masses = parts.masses;
+    this.#comCache = new Float64Array(3 * this.#bodyList.length);
   }
 
   static async create(urdf: UrdfRobot, opts: WorldOptions): Promise<PhysicsWorld> {
     await initRapier();
-    const world = new RAPIER.World({ x: 0, y: 0, z: -9.81 });
+    const gravity = opts.gravity ?? DEFAULT_GRAVITY;
+    const world = new RAPIER.World({ x: 0, y: 0, z: -gravity });
     world.timestep = opts.dt;
     world.integrationParameters.numSolverIterations = opts.solverIterations ?? 4;
 
     const childJoint = new Map(urdf.joints.map((j) => [j.child, j]));
-    // World pose of every link frame, walking from the root with the initial angles.
-    const poses = new Map<string, { p: [number, number, number]; q: Quat }>();
-    const poseOf = (link: string): { p: [number, number, number]; q: Quat } => {
-      const known = poses.get(link);
-      if (known) return known;
-      const j = childJoint.get(link);
-      let pose: { p: [number, number, number]; q: Quat };
-      if (!j) pose = { p: [0, 0, 0], q: { ...IDENTITY } };
-      else {
-        const parent = poseOf(j.parent);
-        const angle = opts.initialAngles?.get(j.name) ?? 0;
-        const q = qmul(qmul(parent.q, qrpy(j.rpy)), qaxisAngle(j.axis, angle));
-        pose = { p: vadd(parent.p, qrotate(parent.q, j.xyz)), q };
-      }
-      poses.set(link, pose);
-      return pose;
-    };
-
+    const poses = linkPoses(urdf, opts.initialAngles);
     const bodies = new Map<string, RAPIER.RigidBody>();
+    const colliderNames = new Map<number, string>();
     for (const link of urdf.links.values()) {
-      const pose = poseOf(link.name);
+      const pose = poses.get(link.name)!;
       const desc = link.name === urdf.root ? RAPIER.RigidBodyDesc.fixed() : RAPIER.RigidBodyDesc.dynamic();
       desc
         .setTranslation(...pose.p)
@@ -117,15 +207,16 @@ export class PhysicsWorld {
       if (link.name !== urdf.root) {
         const inertial = link.inertial;
         const j = childJoint.get(link.name);
-        const rotor = j ? (opts.rotorInertia.get(j.name) ?? 0) : 0;
+        const armature = j ? (opts.armature.get(j.name) ?? 0) : 0;
         const [ixx, ixy, ixz, iyy, iyz, izz] = inertial?.inertia ?? [1e-7, 0, 0, 1e-7, 0, 1e-7];
         const a = j ? normalized(j.axis) : X_AXIS;
-        const iso = rotor * (opts.isotropicRotor ?? 1);
-        const axial = rotor - iso;
+        // The motor's reflected inertia turns with the joint only: it adds to the inertia about the axis, plus the small
+        // off-axis share the solver needs (OFF_AXIS_ARMATURE_SHARE).
+        const iso = armature * OFF_AXIS_ARMATURE_SHARE;
         const tensor = [
-          [ixx + iso + axial * a[0] * a[0], ixy + axial * a[0] * a[1], ixz + axial * a[0] * a[2]],
-          [ixy + axial * a[1] * a[0], iyy + iso + axial * a[1] * a[1], iyz + axial * a[1] * a[2]],
-          [ixz + axial * a[2] * a[0], iyz + axial * a[2] * a[1], izz + iso + axial * a[2] * a[2]],
+          [iso + ixx + armature * a[0] * a[0], ixy + armature * a[0] * a[1], ixz + armature * a[0] * a[2]],
+          [ixy + armature * a[1] * a[0], iso + iyy + armature * a[1] * a[1], iyz + armature * a[1] * a[2]],
+          [ixz + armature * a[2] * a[0], iyz + armature * a[2] * a[1], iso + izz + armature * a[2] * a[2]],
         ];
         const { values, rotation } = symmetricEigen(tensor);
         const mass = Math.max(inertial?.mass ?? 1e-3, 1e-4);
@@ -137,9 +228,35 @@ export class PhysicsWorld {
           rotation,
         );
       }
-      bodies.set(link.name, world.createRigidBody(desc));
+      const body = world.createRigidBody(desc);
+      bodies.set(link.name, body);
+      for (const s of link.collisions) {
+        const { shape, p, q } = shapeOf(s);
+        const cd = new RAPIER.ColliderDesc(shape)
+          .setTranslation(p[0], p[1], p[2])
+          .setRotation(q)
+          .setDensity(0)
+          .setFriction(FRICTION)
+          .setRestitution(RESTITUTION);
+        colliderNames.set(world.createCollider(cd, body).handle, link.name);
+      }
+    }
+    if (opts.table) {
+      const t = opts.table;
+      const body = world.createRigidBody(
+        RAPIER.RigidBodyDesc.fixed().setTranslation(t.xyz[0], t.xyz[1], t.xyz[2] - t.size[2] / 2),
+      );
+      const cd = RAPIER.ColliderDesc.cuboid(t.size[0] / 2, t.size[1] / 2, t.size[2] / 2)
+        .setFriction(FRICTION)
+        .setRestitution(RESTITUTION);
+      colliderNames.set(world.createCollider(cd, body).handle, t.kind);
     }
 
+    const bodyIndex = new Map([...bodies.keys()].map((name, i) => [name, i]));
+    const subtreeOf = (link: string): number[] => [
+      bodyIndex.get(link)!,
+      ...urdf.joints.filter((j) => j.parent === link).flatMap((j) => subtreeOf(j.child)),
+    ];
     const joints: JointRuntime[] = [];
     for (const j of urdf.joints) {
       if (j.type !== 'revolute' && j.type !== 'continuous') continue;
@@ -153,9 +270,13 @@ export class PhysicsWorld {
       const joint = world.createImpulseJoint(data, parent, child, true) as RAPIER.RevoluteImpulseJoint;
       joint.setLocalFrame1(anchor1, frame1);
       joint.setLocalFrame2({ x: 0, y: 0, z: 0 }, frame2);
+      // The two links of a joint touch by design: no contacts between them. Every other pair of links collides (the
+      // generated collision shapes leave out each link's own joint, so links two joints apart do not overlap).
       joint.setContactsEnabled(false);
       joint.configureMotorModel(RAPIER.MotorModel.ForceBased);
-      if (j.type === 'revolute' && j.limit) joint.setLimits(j.limit.lower, j.limit.upper);
+      joint.setMotorMaxForce(0);
+      // No Rapier limits: a Dynamixel's angle limits are firmware (the goal is clamped to them), not stops; a limp
+      // joint can be turned past them by hand, and what stops a link is another link or the table.
       joints.push({
         urdf: j,
         joint,
@@ -163,15 +284,22 @@ export class PhysicsWorld {
         child,
         frame1,
         frame2,
-        lastTarget: NaN,
-        lastVelocity: NaN,
-        lastStiffness: NaN,
-        lastDamping: NaN,
-        lastMaxTorque: NaN,
+        subtree: subtreeOf(j.child),
+        armature: opts.armature.get(j.name) ?? 0,
+        unwrapped: opts.initialAngles?.get(j.name) ?? 0,
+        speed: 0,
+        lastBudget: 0,
+        lastLaw: [NaN, NaN, NaN, NaN],
+        anchor: opts.initialAngles?.get(j.name) ?? 0,
+        motorTorque: 0,
         externalTorque: 0,
       });
     }
-    return new PhysicsWorld(world, joints, bodies, opts.dt);
+
+    const masses = [...urdf.links.values()].map((l) =>
+      l.name === urdf.root ? 0 : Math.max(l.inertial?.mass ?? 1e-3, 1e-4),
+    );
+    return new PhysicsWorld({ world, urdf, joints, bodies, colliderNames, masses, dt: opts.dt, gravity });
   }
 
   jointIndex(name: string): number {
@@ -184,41 +312,104 @@ export class PhysicsWorld {
     return this.#joints.map((j) => j.urdf.name);
   }
 
-  /** Joint angle (rad) from the two bodies' relative rotation. */
+  /** Joint angle (rad) after the last step, continued across +-180 degrees (never wrapped). */
   angle(i: number): number {
-    const j = this.#joints[i]!;
+    return this.#joints[i]!.unwrapped;
+  }
+
+  /**
+   * Joint speed (rad/s) over the last step, from the angle's change as an encoder sees it. The bodies' own angular
+   * velocities carry the solver's position corrections, a phantom motion of a joint held still by its friction.
+   */
+  velocity(i: number): number {
+    return this.#joints[i]!.speed;
+  }
+
+  /** The joint's angle now; also caches its axis and origin in the world for this step's load(). */
+  #measure(j: JointRuntime): number {
     const f1 = qmul(j.parent.rotation(), j.frame1);
     const f2 = qmul(j.child.rotation(), j.frame2);
-    return twistAngle(qmul(qconj(f1), f2), X_AXIS);
+    j.axisNow = qrotate(f1, X_AXIS);
+    const o = j.child.translation();
+    j.originNow = [o.x, o.y, o.z];
+    const raw = twistAngle(qmul(qconj(f1), f2), X_AXIS);
+    const turn = 2 * Math.PI;
+    return j.unwrapped + raw - j.unwrapped - turn * Math.round((raw - j.unwrapped) / turn);
   }
 
-  /** Joint speed (rad/s). */
-  velocity(i: number): number {
+  /**
+   * What joint i carries: the torque (N.m) that gravity and the hand apply about its axis (contact forces are not
+   * included), and the inertia (kg.m^2) of the links beyond it about the axis, as point masses at their centres,
+   * plus the armatures (what stopping the joint has to stop).
+   */
+  load(i: number): { torque: number; inertia: number } {
     const j = this.#joints[i]!;
-    const axis = qrotate(qmul(j.parent.rotation(), j.frame1), X_AXIS);
-    const wc = j.child.angvel();
-    const wp = j.parent.angvel();
-    return (wc.x - wp.x) * axis[0] + (wc.y - wp.y) * axis[1] + (wc.z - wp.z) * axis[2];
+    if (!j.axisNow) this.#measure(j);
+    const axis = j.axisNow!;
+    const [ox, oy, oz] = j.originNow!;
+    const com = this.#coms();
+    let cx = 0;
+    let cy = 0;
+    let inertia = j.armature;
+    for (const k of j.subtree) {
+      const m = this.#masses[k]!;
+      const rx = com[3 * k]! - ox;
+      const ry = com[3 * k + 1]! - oy;
+      const rz = com[3 * k + 2]! - oz;
+      const along = rx * axis[0] + ry * axis[1] + rz * axis[2];
+      inertia += m * (rx * rx + ry * ry + rz * rz - along * along);
+      cx += m * rx;
+      cy += m * ry;
+    }
+    // (r x F) . axis with F = (0, 0, -m g): (-ry m g, rx m g, 0) . axis
+    const g = this.#gravity;
+    return { torque: -cy * g * axis[0] + cx * g * axis[1] + j.externalTorque, inertia };
   }
 
-  /** Applies a servo drive command; Rapier is only called when something changed. */
+  /** World centres of mass of every body, read once per step (x, y, z per body, in body-list order). */
+  #coms(): Float64Array {
+    if (this.#comsFresh) return this.#comCache;
+    let k = 0;
+    for (const b of this.#bodyList) {
+      const c = b.worldCom();
+      this.#comCache[k++] = c.x;
+      this.#comCache[k++] = c.y;
+      this.#comCache[k++] = c.z;
+    }
+    this.#comsFresh = true;
+    return this.#comCache;
+  }
+
+  /**
+   * Applies a servo's drive for the next step on the joint's motor: the servo's law (friction folded in) when the
+   * torque is on; the gearbox friction alone when limp, as a stiff spring-damper towards an anchor that trails the
+   * joint within STICK_SLACK, capped at the friction budget.
+   */
   drive(i: number, cmd: DriveCommand): void {
     const j = this.#joints[i]!;
-    if (
-      cmd.target !== j.lastTarget ||
-      cmd.targetVelocity !== j.lastVelocity ||
-      cmd.stiffness !== j.lastStiffness ||
-      cmd.damping !== j.lastDamping
-    ) {
-      j.joint.configureMotor(cmd.target, cmd.targetVelocity, cmd.stiffness, cmd.damping);
-      j.lastVelocity = cmd.targetVelocity;
-      j.lastTarget = cmd.target;
-      j.lastStiffness = cmd.stiffness;
-      j.lastDamping = cmd.damping;
+    const q = j.unwrapped;
+    // Rapier measures the angle within +-180 degrees: targets go relative to its reading, so a goal never wraps.
+    const turn = 2 * Math.PI;
+    const rapierQ = q - turn * Math.round(q / turn);
+    let law: [number, number, number, number];
+    let maxForce: number;
+    if (cmd.limp) {
+      j.anchor = Math.min(q + STICK_SLACK, Math.max(q - STICK_SLACK, j.anchor));
+      law = [rapierQ + (j.anchor - q), 0, FRICTION_MOTOR_STIFFNESS, FRICTION_MOTOR_DAMPING];
+      maxForce = Math.max(0, cmd.frictionBudget);
+    } else {
+      j.anchor = q;
+      law = [rapierQ + (cmd.target - q), cmd.targetVelocity, cmd.stiffness, cmd.damping];
+      maxForce = UNLIMITED;
     }
-    if (cmd.maxTorque !== j.lastMaxTorque) {
-      j.joint.setMotorMaxForce(cmd.maxTorque);
-      j.lastMaxTorque = cmd.maxTorque;
+    const last = j.lastLaw;
+    if (law[0] !== last[0] || law[1] !== last[1] || law[2] !== last[2] || law[3] !== last[3]) {
+      j.joint.configureMotor(law[0], law[1], law[2], law[3]);
+      j.lastLaw = law;
+    }
+    if (maxForce !== j.lastBudget) {
+      j.joint.setMotorMaxForce(maxForce);
+      j.lastBudget = maxForce;
     }
   }
 
@@ -228,15 +419,84 @@ export class PhysicsWorld {
   }
 
   step(): void {
+    // The hand's torques as forces, not impulses: Rapier applies forces in each of its substeps, where the friction
+    // motor's cap is budget x substep; an impulse given all at once up front would slip past it in the first substep.
+    for (const b of this.#bodies.values()) if (b.isDynamic()) b.resetTorques(false);
     for (const j of this.#joints) {
-      if (j.externalTorque === 0) continue;
-      const axis = qrotate(qmul(j.parent.rotation(), j.frame1), X_AXIS);
-      const imp = j.externalTorque * this.dt;
-      j.child.applyTorqueImpulse({ x: axis[0] * imp, y: axis[1] * imp, z: axis[2] * imp }, true);
+      const torque = j.externalTorque;
+      if (torque === 0) continue;
+      const axis = this.#axis(j);
+      j.child.addTorque({ x: axis[0] * torque, y: axis[1] * torque, z: axis[2] * torque }, true);
       if (j.parent.isDynamic())
-        j.parent.applyTorqueImpulse({ x: -axis[0] * imp, y: -axis[1] * imp, z: -axis[2] * imp }, true);
+        j.parent.addTorque({ x: -axis[0] * torque, y: -axis[1] * torque, z: -axis[2] * torque }, true);
     }
     this.#world.step();
+    this.#comsFresh = false;
+    for (const j of this.#joints) {
+      const q = this.#measure(j);
+      j.speed = (q - j.unwrapped) / this.dt;
+      j.unwrapped = q;
+    }
+    this.#contacts = undefined;
+  }
+
+  /** Puts every joint at the given angle (rad, others unchanged), at rest: a teleport, not a move. */
+  setAngles(angles: ReadonlyMap<string, number>): void {
+    const all = new Map<string, number>();
+    for (const j of this.#joints) all.set(j.urdf.name, angles.get(j.urdf.name) ?? j.unwrapped);
+    const poses = linkPoses(this.#urdf, all);
+    for (const [name, body] of this.#bodies) {
+      if (!body.isDynamic()) continue;
+      const pose = poses.get(name)!;
+      body.setTranslation({ x: pose.p[0], y: pose.p[1], z: pose.p[2] }, false);
+      body.setRotation(pose.q, false);
+      body.setLinvel({ x: 0, y: 0, z: 0 }, false);
+      body.setAngvel({ x: 0, y: 0, z: 0 }, false);
+    }
+    for (const j of this.#joints) {
+      j.unwrapped = all.get(j.urdf.name)!;
+      j.anchor = j.unwrapped;
+      j.axisNow = undefined;
+      j.speed = 0;
+      j.motorTorque = 0;
+    }
+    this.#contacts = undefined;
+    this.#comsFresh = false;
+  }
+
+  /** The contacts of the last step: touching pairs of links (or a link and the table), deepest first. */
+  contacts(): readonly Contact[] {
+    if (this.#contacts) return this.#contacts;
+    const out: Contact[] = [];
+    const world = this.#world;
+    world.forEachCollider((c1) => {
+      const a = this.#colliderNames.get(c1.handle);
+      if (a === undefined) return;
+      world.contactPairsWith(c1, (c2) => {
+        if (c2.handle <= c1.handle) return;
+        const b = this.#colliderNames.get(c2.handle);
+        if (b === undefined) return;
+        let depth = 0;
+        let impulse = 0;
+        let touching = false;
+        let point: [number, number, number] = [0, 0, 0];
+        world.contactPair(c1, c2, (manifold) => {
+          for (let k = 0; k < manifold.numSolverContacts(); k++) {
+            const dist = manifold.solverContactDist(k);
+            if (dist > 0) continue;
+            const p = manifold.solverContactPoint(k);
+            if (!touching || -dist > depth) point = p ? [p.x, p.y, p.z] : point;
+            touching = true;
+            depth = Math.max(depth, -dist);
+          }
+          for (let k = 0; k < manifold.numContacts(); k++) impulse += manifold.contactImpulse(k);
+        });
+        if (touching) out.push({ a, b, depth, impulse, point });
+      });
+    });
+    out.sort((x, y) => y.depth - x.depth);
+    this.#contacts = out;
+    return out;
   }
 
   /** World pose of a link frame (for the camera and tests). */
@@ -246,6 +506,22 @@ export class PhysicsWorld {
     const t = body.translation();
     const r = body.rotation();
     return { position: [t.x, t.y, t.z], rotation: { x: r.x, y: r.y, z: r.z, w: r.w } };
+  }
+
+  /** Largest linear speed (m/s) of any link and largest joint speed (rad/s): how still the robot is. */
+  motion(): { linear: number; joint: number } {
+    let linear = 0;
+    for (const b of this.#bodies.values()) {
+      const v = b.linvel();
+      linear = Math.max(linear, Math.hypot(v.x, v.y, v.z));
+    }
+    let joint = 0;
+    for (let i = 0; i < this.#joints.length; i++) joint = Math.max(joint, Math.abs(this.velocity(i)));
+    return { linear, joint };
+  }
+
+  #axis(j: JointRuntime): [number, number, number] {
+    return qrotate(qmul(j.parent.rotation(), j.frame1), X_AXIS);
   }
 
   free(): void {

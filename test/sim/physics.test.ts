@@ -24,9 +24,14 @@ describe('sim physics (Torso)', function () {
     expect(res.statusCode).to.equal(200);
   }
 
-  it('a stiff arm held out sideways stays within 1 degree of its goal against gravity', async () => {
+  it('a stiff arm held out sideways sags as a P loop does, and an integral gain brings it within 1 degree', async () => {
     await stiffArmAt(90);
     await s.advance(2);
+    // MX firmware P 32: full duty at 10.9 degrees of error (SERVO-MODELS.md §1); the arm's weight takes a few.
+    const sag = 90 - ((await value(s, 'l_shoulder_x', 'present_position')) as number);
+    expect(sag).to.be.within(0.5, 6);
+    await setValue(s, 'l_shoulder_x', 'pid', [4, 2, 0]);
+    await s.advance(3);
     const p = (await value(s, 'l_shoulder_x', 'present_position')) as number;
     expect(Math.abs(p - 90)).to.be.below(1);
   });
@@ -53,16 +58,22 @@ describe('sim physics (Torso)', function () {
     expect(loadOut).to.be.greaterThan(loadDown * 2);
   });
 
-  it('a compliant elbow falls under gravity', async () => {
-    // Upper arm hanging, elbow at user 0 = bent 90 degrees with the forearm horizontal, pointing forward.
+  it('a compliant gearbox holds a light forearm but not the whole arm held out', async () => {
+    // Upper arm hanging, elbow at user 0 = bent 90 degrees with the forearm horizontal, pointing forward: about
+    // 0.05 N.m, within the MX-28 gearbox's friction when back-driven.
     await stiffArmAt(0);
     await s.advance(0.5);
     const before = (await value(s, 'l_elbow_y', 'present_position')) as number;
-    expect(Math.abs(before)).to.be.below(1);
     await setValue(s, 'l_elbow_y', 'compliant', true);
     await s.advance(1.5);
     const after = (await value(s, 'l_elbow_y', 'present_position')) as number;
-    expect(Math.abs(after - before)).to.be.greaterThan(20);
+    expect(Math.abs(after - before)).to.be.below(10);
+    // The whole arm out sideways weighs far more on the shoulder: released, it falls.
+    await stiffArmAt(90);
+    await s.advance(0.5);
+    await setValue(s, 'l_shoulder_x', 'compliant', true);
+    await s.advance(1.5);
+    expect((await value(s, 'l_shoulder_x', 'present_position')) as number).to.be.below(60);
   });
 
   it('a goto with wait ends within 1 degree of its target, and not instantly', async () => {
@@ -84,9 +95,9 @@ describe('sim physics (Torso)', function () {
     await stiffArmAt(90);
     const t0 = (await value(s, 'l_shoulder_x', 'present_temperature')) as number;
     const head0 = (await value(s, 'head_z', 'present_temperature')) as number;
-    // A hand pushes the stiff arm for two minutes: the servo fights it at about half its stall torque.
+    // A hand pushes the stiff arm for two minutes: the servo fights it at about half its motor's stall torque.
     const id = s.robot.motor('l_shoulder_x').id;
-    void s.backend.simulation!.hand.push(id, 1.2, 120);
+    void s.backend.simulation!.hand.push(id, 2.4, 120);
     await s.advance(60);
     expect(Math.abs((await value(s, 'l_shoulder_x', 'present_load')) as number)).to.be.greaterThan(30);
     await s.advance(60);
@@ -121,10 +132,14 @@ describe('sim physics (Ergo Jr)', function () {
       await s.advance(0.5);
       const mid = (await value(s, 'm1', 'present_position')) as number;
       const speed = (await value(s, 'm1', 'present_speed')) as number;
-      expect(mid).to.be.within(30, 60);
+      // Half way through the move the goal is at 45 degrees; the XL-320's P loop lags it by v / (w0 Kp error_gain)
+      // at the move's speed, about 15-25 degrees (SERVO-MODELS.md §1).
+      expect(mid).to.be.within(10, 45);
       expect(speed).to.be.greaterThan(50);
       await s.advance(1);
-      expect(Math.abs(((await value(s, 'm1', 'present_position')) as number) - 90)).to.be.below(1);
+      // The gearbox's static friction (0.016 N.m, BAM m6) against a P gain of 32: the XL-320 stops up to 2.5 degrees
+      // short until its integral term builds up.
+      expect(Math.abs(((await value(s, 'm1', 'present_position')) as number) - 90)).to.be.below(3);
     } finally {
       await s.close();
     }

@@ -1,0 +1,55 @@
+/**
+ * `npm run bench -- fidelity`: the identification testbench per servo model, twin vs a one-joint reference
+ * integration of the published model (SERVO-MODELS.md), as a table.
+ */
+import {
+  FIDELITY_MODELS,
+  measure,
+  modelFigures,
+  runReference,
+  runTwin,
+  trajectoryRms,
+  type Figures,
+} from '../src/sim/fidelity.ts';
+
+type Row = Omit<Figures, 'rms'>;
+
+const COLUMNS: [keyof Row, string, number][] = [
+  ['noLoadSpeed', 'no-load deg/s', 0],
+  ['stallTorque', 'stall N.m', 3],
+  ['speedAtHalfStall', '50% stall deg/s', 0],
+  ['overshoot', 'overshoot deg', 2],
+  ['settling', 'settling s', 3],
+  ['holdError', 'hold error deg', 2],
+  ['dropTime', 'drop s', 3],
+];
+
+export async function runFidelityBench(): Promise<void> {
+  console.log(
+    '\n== Servo fidelity: pendulum on one servo, twin (Rapier + servo model) vs reference (the equations) ==',
+  );
+  for (const model of FIDELITY_MODELS) {
+    const twin = await measure(model, (load, p) => runTwin(model, load, p));
+    const ref = await measure(model, (load, p) => runReference(model, load, p));
+    const info = modelFigures(model);
+    console.log(
+      `\n${model} (${info.source}; motor line: stall ${info.stall.toFixed(3)} N.m, no-load ${info.noLoadDegS.toFixed(0)} deg/s)`,
+    );
+    console.log(`      ${'figure'.padEnd(18)} ${'twin'.padStart(10)} ${'reference'.padStart(10)}   diff`);
+    for (const [key, label, digits] of COLUMNS) {
+      const t = twin[key];
+      const r = ref[key];
+      const diff =
+        key === 'overshoot' || key === 'settling'
+          ? `${(t - r).toFixed(2)} ${key === 'overshoot' ? 'deg' : 's'}`
+          : `${(((t - r) / Math.abs(r)) * 100).toFixed(1)} %`;
+      console.log(
+        `      ${label.padEnd(18)} ${t.toFixed(digits).padStart(10)} ${r.toFixed(digits).padStart(10)}   ${diff}`,
+      );
+    }
+    const rms = await trajectoryRms(model);
+    console.log(
+      `      trajectory RMS twin vs reference (deg): lift-and-drop ${rms.liftAndDrop.toFixed(2)}, step ${rms.step.toFixed(2)}, sine ${rms.sine.toFixed(2)}, chirp ${rms.chirp.toFixed(2)}`,
+    );
+  }
+}

@@ -1,0 +1,139 @@
+/** Contacts in the twin: colliders from the URDF, the table or floor, self-collision, and what contacts() reports. */
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { parseUrdf } from '../../src/urdf/parse.ts';
+import { qrotate, vadd } from '../../src/sim/quat.ts';
+import type { UrdfRobot } from '../../src/urdf/types.ts';
+import { simServer, untilAnswered, json, type TestServer } from '../helpers.ts';
+
+const DEG_S_STILL = 1;
+
+/** Lowest corner (world z) of every link's collision boxes. */
+function lowestPoints(s: TestServer, urdf: UrdfRobot): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, link] of urdf.links) {
+    const pose = s.backend.simulation!.linkPose(name)!;
+    let low = Infinity;
+    for (const shape of link.collisions) {
+      if (shape.geometry.kind !== 'box') continue;
+      const [a, b, c] = shape.geometry.size;
+      for (const sx of [-1, 1])
+        for (const sy of [-1, 1])
+          for (const sz of [-1, 1]) {
+            const corner = [
+              shape.xyz[0] + (sx * a) / 2,
+              shape.xyz[1] + (sy * b) / 2,
+              shape.xyz[2] + (sz * c) / 2,
+            ] as const;
+            low = Math.min(low, vadd(pose.position, qrotate(pose.rotation, corner))[2]);
+          }
+    }
+    out.set(name, low);
+  }
+  return out;
+}
+
+async function positions(s: TestServer): Promise<Record<string, number>> {
+  return json(await s.get('/motors/registers/present_position/list.json')).present_position as Record<
+    string,
+    number
+  >;
+}
+
+describe('sim contacts', function () {
+  // The Humanoid's limp trunk folds forward slowly against its gearbox friction: it is still at 3.5 s.
+  const settle: Record<string, number> = { 'ergo-jr': 3, torso: 3, humanoid: 4 };
+  for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
+    it(`a limp ${robot} comes to rest on itself and the ${robot === 'humanoid' ? 'floor' : 'table'}`, async () => {
+      const s = await simServer(robot);
+      try {
+        const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+        const table = s.config.world.table!;
+        expect(table.kind).to.equal(robot === 'humanoid' ? 'floor' : 'table');
+        await s.advance(settle[robot]!);
+        const before = await positions(s);
+        await s.advance(0.5);
+        const after = await positions(s);
+        for (const m of Object.keys(after))
+          expect(Math.abs(after[m]! - before[m]!) / 0.5, `${m} still moving`).to.be.below(DEG_S_STILL);
+        for (const c of s.backend.simulation!.contacts())
+          expect(c.depth, `${c.a} in ${c.b}`).to.be.below(0.005);
+        for (const [link, z] of lowestPoints(s, urdf))
+          expect(z, `${link} below the ${table.kind}`).to.be.above(table.xyz[2] - 0.005);
+      } finally {
+        await s.close();
+      }
+    });
+  }
+
+  it('contacts name the links (or the table), with depth, impulse and a point', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      // Limp, the folded arm settles onto its own base.
+      await s.advance(1);
+      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const names = new Set([...urdf.links.keys(), 'table']);
+      const contacts = s.backend.simulation!.contacts();
+      expect(contacts.length).to.be.greaterThan(0);
+      for (const c of contacts) {
+        expect(names.has(c.a) && names.has(c.b), `${c.a} / ${c.b}`).to.equal(true);
+        expect(c.a).to.not.equal(c.b);
+        expect(c.point).to.have.length(3);
+        expect(c.depth).to.be.at.least(0);
+        expect(c.impulse).to.be.at.least(0);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('an IK goto into the table is stopped by the table', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      for (const m of s.robot.motors)
+        await s.post(`/motors/${m.name}/registers/compliant/value.json`, 'false');
+      await s.advance(0.2);
+      const res = await untilAnswered(
+        s,
+        s.post('/ik/chain/goto.json', { xyz: '0.1,0,-0.2', duration: 1.5, wait: true }),
+      );
+      expect(res.statusCode).to.equal(200);
+      await s.advance(0.5);
+      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const tableZ = s.config.world.table!.xyz[2];
+      for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
+      const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
+      expect(onTable.length).to.be.greaterThan(0);
+      expect(onTable.reduce((sum, c) => sum + c.impulse, 0)).to.be.greaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a motor goto that brings the forearm down onto the table: it rests on the table, nothing goes through', async () => {
+    const s = await simServer('torso');
+    try {
+      // The left arm swung down and forward towards the table it stands on.
+      for (const m of ['l_shoulder_y', 'l_shoulder_x', 'l_elbow_y', 'l_arm_z'])
+        await s.post(`/motors/${m}/registers/compliant/value.json`, 'false');
+      await s.advance(0.2);
+      await untilAnswered(
+        s,
+        s.post('/motors/goto.json', {
+          motors: ['l_shoulder_y', 'l_elbow_y'],
+          positions: [-90, 0],
+          duration: 1,
+          wait: true,
+        }),
+      );
+      await s.advance(1);
+      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const tableZ = s.config.world.table!.xyz[2];
+      for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
+      const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
+      expect(onTable.map((c) => (c.a === 'table' ? c.b : c.a))).to.include('l_forearm');
+    } finally {
+      await s.close();
+    }
+  });
+});

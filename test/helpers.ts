@@ -39,3 +39,22 @@ export async function setValue(
 }
 
 export type { FastifyInstance };
+
+/**
+ * Puts the sim robot upright and stiff at `pose` (default every motor at 0) and lets it settle. Since the twin has a
+ * table and servos as weak as the real ones, a robot left limp lies on the table: a joint driven while the others
+ * are limp drags them along the table, as the real robot would. Tests of a motor's own motion start from here.
+ */
+export async function standStill(
+  server: TestServer,
+  pose?: Readonly<Record<string, number>>,
+  settleSeconds = 2,
+): Promise<void> {
+  const positions = pose ?? Object.fromEntries(server.robot.motors.map((m) => [m.name, 0]));
+  for (const res of [
+    await server.post('/sim/motors/compliant.json', { compliant: false }),
+    await server.post('/sim/pose.json', { positions }),
+  ])
+    if (res.statusCode !== 200) throw new Error(`standStill: ${res.statusCode} ${res.body}`);
+  await server.advance(settleSeconds);
+}

@@ -36,8 +36,6 @@ const SUPPLY_SAG_AT_STALL = 0.6;
  * raw P (SERVO-MODELS §1), so every user gain is multiplied back by 8 to share that one error gain.
  */
 const USER_TO_RAW_P = 8;
-/** The integral acts within this error (rad) of the goal. */
-const INTEGRAL_ZONE = 5 * DEG;
 
 /**
  * What the servo does to its joint during one physics step, as a linear law the physics solves implicitly:
@@ -216,13 +214,13 @@ export class SimServo {
       const maxDuty = m.maxPwm * (this.torqueLimit / 1023);
       const gain = m.errorGain * USER_TO_RAW_P;
       if (ki > 0) {
-        // Anti-windup: the integral only works near the goal (a conditional integrator, so a long move does not
-        // wind it up into an overshoot), and never asks more than the duty ceiling on its own. The firmware's own
-        // anti-windup is not documented: this is our choice, not a measurement.
+        // Anti-windup by conditional integration: the integral grows only while the duty is not saturated (or when
+        // growing brings it back from saturation), and never asks more than the duty ceiling on its own. The
+        // firmware's own anti-windup is not documented: this is our choice, not a measurement.
         const limit = maxDuty / (gain * ki);
-        if (Math.abs(error) < INTEGRAL_ZONE)
+        const unsaturated = Math.abs(gain * (kp * error + ki * this.#integral)) < maxDuty;
+        if (unsaturated || Math.sign(error) !== Math.sign(this.#integral))
           this.#integral = Math.min(limit, Math.max(-limit, this.#integral + error * dt));
-        else this.#integral = 0;
       }
       const duty = gain * (kp * error + ki * this.#integral - kd * qdot);
       const perDuty = (m.kt * m.vin) / m.r; // N.m per unit of duty

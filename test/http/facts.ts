@@ -24,6 +24,15 @@ export interface RobotFact {
   readonly pair: readonly [string, string];
   /** A motor with a non-trivial user frame (indirect and/or offset), for clamping tests. */
   readonly framed: string;
+  /**
+   * How close (degrees) a stiff motor of `pair` ends a goto to its target, at the answer of a `wait`. The measured
+   * servo models (SERVO-MODELS.md 3, M6) give the XL-320 gearbox a static friction of 0.0163 N.m against a P slope of
+   * 0.38 N.m/rad at Kp 32: with P alone it stops anywhere within 2.4 degrees of the goal; the I term pypot sets on
+   * the Ergo Jr (pid 4, 2, 0) winds up during the move and grinds the rest in over seconds. Measured on the twin at
+   * the answer of 1 s gotos of 15 to 60 degrees on m1 and m4: up to 2.6 degrees, 3.4 under --speed max. The MX
+   * gearboxes' dead band is under 0.2 degree.
+   */
+  readonly gotoTolerance: number;
 }
 
 const m = (name: string, id: number, model: Model, lower: number, upper: number): MotorFact => ({
@@ -47,6 +56,7 @@ export const ERGO_JR: RobotFact = {
   aliases: { base: ['m1', 'm2', 'm3'], tip: ['m4', 'm5', 'm6'] },
   pair: ['m1', 'm4'],
   framed: 'm2',
+  gotoTolerance: 5,
 };
 
 const L_ARM = ['l_shoulder_y', 'l_shoulder_x', 'l_arm_z', 'l_elbow_y'];
@@ -78,6 +88,7 @@ export const TORSO: RobotFact = {
   },
   pair: ['head_z', 'abs_z'],
   framed: 'head_y',
+  gotoTolerance: 1,
 };
 
 const L_LEG = ['l_hip_x', 'l_hip_z', 'l_hip_y', 'l_knee_y', 'l_ankle_y'];
@@ -126,6 +137,7 @@ export const HUMANOID: RobotFact = {
   },
   pair: ['head_z', 'abs_z'],
   framed: 'head_y',
+  gotoTolerance: 1,
 };
 
 export const ROBOTS: readonly RobotFact[] = [ERGO_JR, TORSO, HUMANOID];

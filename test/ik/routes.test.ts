@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { buildChains } from '../../src/ik/chains.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import { matrixToRpy } from '../../src/urdf/transform.ts';
-import { simServer, untilAnswered, json, setValue, type TestServer } from '../helpers.ts';
+import { simServer, standStill, untilAnswered, json, setValue, type TestServer } from '../helpers.ts';
 
 const parse = (s: unknown) => String(s).split(',').map(Number);
 const dist = (a: number[], b: number[]) => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
@@ -33,8 +33,12 @@ describe('/ik routes', function () {
       expect(parse(body.rot)).to.have.length(3);
     });
 
-    it('goto with wait: the physics reaches the target within 3 mm and value.json reports it', async () => {
-      await stiff(s);
+    // The XL-320s sag under the arm's weight (SERVO-MODELS.md: the real ones are that weak) until the I term pypot
+    // sets on the Ergo Jr (pid 4, 2, 0) grinds the error in: measured on the twin, 10 mm off at the answer of this
+    // goto, 3 mm after 2 s, 1.4 mm after 3 s (for a more loaded pose, 8 mm after 3 s, 1.4 after 5 s). The physics is checked
+    // once the servos have settled, 5 s.
+    it('goto with wait: the physics reaches the target within 3 mm once the servos settle, and value.json reports it', async () => {
+      await standStill(s);
       const target = [0.05, -0.12, 0.15];
       const res = await untilAnswered(
         s,
@@ -42,13 +46,15 @@ describe('/ik routes', function () {
       );
       expect(res.statusCode).to.equal(200);
       expect(dist(parse(json(res).xyz), target)).to.be.below(0.001);
-      await s.advance(0.5);
+      const atAnswer = parse(json(await s.get('/ik/chain/value.json')).xyz);
+      expect(dist(atAnswer, target), 'at the answer').to.be.below(0.015);
+      await s.advance(5);
       const now = parse(json(await s.get('/ik/chain/value.json')).xyz);
-      expect(dist(now, target)).to.be.below(0.003);
+      expect(dist(now, target), 'settled').to.be.below(0.003);
     });
 
     it('goto with rot or rpy reaches a reachable orientation (array xyz accepted)', async () => {
-      await stiff(s);
+      await standStill(s);
       // Target pose = FK of the curious posture (FACTS.md 6), given as position + X axis, then as full rpy.
       const chain = buildChains(s.config, await loadUrdf(s.config.urdfPath)).get('chain')!;
       const pose = chain.forward([0, -15, 40, 0, -35, -60]);
@@ -61,15 +67,16 @@ describe('/ik routes', function () {
       expect(r1.statusCode).to.equal(200);
       expect(dist(parse(json(r1).xyz), xyz)).to.be.below(0.001);
       expect(dist(parse(json(r1).rot), rot)).to.be.below(0.001);
+      await s.advance(5);
+      expect(dist(parse(json(await s.get('/ik/chain/value.json')).xyz), xyz), 'settled').to.be.below(0.003);
       const rpy = matrixToRpy(pose.rotation);
       const r2 = await untilAnswered(
         s,
         s.post('/ik/chain/goto.json', { xyz, rpy: rpy.join(','), duration: 1, wait: 1 }),
       );
       expect(r2.statusCode).to.equal(200);
+      expect(dist(parse(json(r2).xyz), xyz)).to.be.below(0.001);
       expect(dist(parse(json(r2).rot), rot)).to.be.below(0.001);
-      await s.advance(0.5);
-      expect(dist(parse(json(await s.get('/ik/chain/value.json')).xyz), xyz)).to.be.below(0.003);
     });
 
     it('an unreachable target goes to the closest reachable pose and says where', async () => {

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { PrimitiveManager } from '../../src/primitives/manager.ts';
 import { silentLogger } from '../../src/robot/robot.ts';
-import { json, simServer, untilAnswered, type TestServer } from '../helpers.ts';
+import { json, simServer, untilAnswered, type TestServer, standStill } from '../helpers.ts';
 import { Probe } from './probes.ts';
 
 describe('primitives: combination of requests', function () {
@@ -24,6 +24,7 @@ describe('primitives: combination of requests', function () {
   const m1 = () => s.robot.motor('m1');
 
   it('sums two primitives on one motor (the Ergo Jr combine), and stopping one removes its part', async () => {
+    await standStill(s); // a limp arm lies on the table, and m1 would drag it
     // Smooth moves: the twin's Ergo Jr servo rings after a large step of its goal.
     const a = probe('a', { requests: { m1: { compliant: false } } });
     const b = probe('b');
@@ -33,10 +34,10 @@ describe('primitives: combination of requests', function () {
     void b.move({ m1: 15 }, 1);
     await s.advance(2);
     expect(m1().commands.goalPosition).to.be.closeTo(25, 1e-6);
-    expect(m1().state.presentPosition).to.be.closeTo(25, 1.5);
+    expect(m1().state.presentPosition).to.be.closeTo(25, 3); // XL-320 dead band: 2.4 degrees
     void b.move({ m1: 0 }, 1);
     await s.advance(2);
-    expect(m1().state.presentPosition).to.be.closeTo(10, 1.5);
+    expect(m1().state.presentPosition).to.be.closeTo(10, 3); // XL-320 dead band: 2.4 degrees
     b.ask('m1', 'goal_position', 5);
     await s.advance(0.1);
     expect(m1().commands.goalPosition).to.be.closeTo(15, 1e-6);
@@ -115,8 +116,8 @@ describe('primitives: combination of requests', function () {
   });
 
   it('a primitive driving goal_position cancels a REST goto in progress, and wins over REST writes', async () => {
-    await s.post('/motors/m1/registers/compliant/value.json', false);
-    await s.advance(0.1);
+    await standStill(s);
+    const t0 = s.backend.clock.now();
     const waiting = s.post('/motors/m1/goto.json', { position: 90, duration: 5, wait: true });
     await s.advance(0.5);
     const p = probe('p');
@@ -124,10 +125,10 @@ describe('primitives: combination of requests', function () {
     void p.move({ m1: -20 }, 0.5);
     const res = await untilAnswered(s, waiting, 1, 0.02);
     expect(res.statusCode).to.equal(200);
-    expect(s.backend.clock.now()).to.be.below(1.5);
+    expect(s.backend.clock.now() - t0).to.be.below(1.4);
     expect(s.robot.isMoving(m1())).to.equal(false);
     await s.advance(1);
-    expect(m1().state.presentPosition).to.be.closeTo(-20, 1.5);
+    expect(m1().state.presentPosition).to.be.closeTo(-20, 3); // XL-320 dead band: 2.4 degrees
     expect(json(await s.post('/motors/m1/registers/goal_position/value.json', 50)).goal_position).to.equal(
       50,
     );

@@ -1,6 +1,6 @@
 /** The primitive lifecycle on the robot clock (CONTRACT.md 5) and the races pypot had. */
 import { expect } from 'chai';
-import { simServer, type TestServer } from '../helpers.ts';
+import { simServer, type TestServer, standStill } from '../helpers.ts';
 import { Probe, recordingLogger } from './probes.ts';
 
 describe('primitives: lifecycle', function () {
@@ -203,6 +203,7 @@ describe('primitives: lifecycle', function () {
   });
 
   it('pause during a goto freezes the move; resume finishes it', async () => {
+    await standStill(s); // a limp arm lies on the table, and m1 would drag it
     const p = probe('p', { requests: { m1: { compliant: false } } });
     await p.start();
     await s.advance(0.1);
@@ -221,7 +222,7 @@ describe('primitives: lifecycle', function () {
     expect(done).to.equal(true);
     expect(s.robot.motor('m1').commands.goalPosition).to.be.closeTo(40, 1e-6);
     await s.advance(0.5);
-    expect(s.robot.motor('m1').state.presentPosition).to.be.closeTo(40, 1.5);
+    expect(s.robot.motor('m1').state.presentPosition).to.be.closeTo(40, 3); // XL-320 dead band: 2.4 degrees
   });
 
   it('detach stops the primitive and removes it; attach refuses a taken name', async () => {

@@ -1,6 +1,6 @@
 /** The hand in the twin (POST /sim/motors/<m>/hand.json): how a person moves joints while a move is recorded. */
 import { expect } from 'chai';
-import { simServer, type TestServer } from '../helpers.ts';
+import { simServer, standStill, type TestServer } from '../helpers.ts';
 
 describe('sim hand tool (/sim/motors/<m>/hand.json)', function () {
   this.timeout(30000);
@@ -14,6 +14,7 @@ describe('sim hand tool (/sim/motors/<m>/hand.json)', function () {
   const hand = (body: unknown, motor = 'm1') => s.post(`/sim/motors/${motor}/hand.json`, body);
 
   it('drags a compliant joint to the position over the duration, in sim time', async () => {
+    await standStill(s); // the rest of the arm upright: limp, it would lie on the table and drag along it
     await s.post('/motors/m1/registers/compliant/value.json', true);
     await s.advance(0.2);
     const start = s.backend.clock.now();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Move } from '../../src/records/move.ts';
 import { parseMoveFile } from '../../src/records/move.ts';
+import { MIN_TRAVEL_S } from '../../src/records/player.ts';
 import { simServer, type TestServer } from '../helpers.ts';
 import {
   type Client,
@@ -24,6 +25,10 @@ import {
   teach,
 } from './teach.ts';
 
+/** Sim seconds for the servos to settle at the end of a replay (the Ergo Jr's I term grinds in the sag). */
+const SETTLE_S = 3;
+/** Replay tracking on the Ergo Jr, degrees RMS per motor (measured below: up to 10.3). */
+const ERGO_MAX_RMS = 12;
 const PYPOT_FILE = new URL('./fixtures/pypot-wave.record', import.meta.url);
 /** Print the measured figures (RECORDS_VERBOSE=1). */
 const verbose = process.env.RECORDS_VERBOSE === '1';
@@ -35,7 +40,12 @@ async function tempDir(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), 'poppy-teach-'));
 }
 
-function loopSuite(robot: 'ergo-jr' | 'torso', script: typeof ERGO_SCRIPT, maxRms: number) {
+function loopSuite(
+  robot: 'ergo-jr' | 'torso',
+  script: typeof ERGO_SCRIPT,
+  maxRms: number,
+  endTolerance: number,
+) {
   describe(`teach and replay on the sim (${robot})`, function () {
     this.timeout(120000);
     let dir: string;
@@ -96,11 +106,12 @@ function loopSuite(robot: 'ergo-jr' | 'torso', script: typeof ERGO_SCRIPT, maxRm
       );
       for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(maxRms);
       expect(r.duration).to.be.closeTo(span(recorded), 0.05 * span(recorded));
-      // The robot ended at the last frame of the recording and holds there.
-      await s.advance(0.5);
+      // The robot ended at the last frame of the recording and holds there (once the I term has settled).
+      await s.advance(SETTLE_S);
       const here = await presentPositions(c);
       const last = recorded.frames[recorded.frames.length - 1]!;
-      for (const m of recorded.motors) expect(here[m]!, m).to.be.closeTo(last.positions.get(m)![0], 2);
+      for (const m of recorded.motors)
+        expect(here[m]!, m).to.be.closeTo(last.positions.get(m)![0], endTolerance);
       expect(s.records.isPlaying('wave')).to.equal(false);
     });
 
@@ -109,14 +120,15 @@ function loopSuite(robot: 'ergo-jr' | 'torso', script: typeof ERGO_SCRIPT, maxRm
       log(
         `${robot} speed -1: RMS ${fmt(r.rms)}; duration ${r.duration.toFixed(3)} s; travel ${r.travel.toFixed(2)} s`,
       );
-      // It starts where the forward replay ended: no travel.
-      expect(r.travel).to.equal(0);
+      // It starts where the forward replay ended: at most the shortest travel, for a motor that sagged past the
+      // threshold (5 degrees) from the last frame.
+      expect(r.travel).to.be.at.most(MIN_TRAVEL_S + 1e-9);
       for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(maxRms);
       expect(r.duration).to.be.closeTo(span(recorded), 0.05 * span(recorded));
-      await s.advance(0.5);
+      await s.advance(SETTLE_S);
       const here = await presentPositions(c);
       for (const m of recorded.motors)
-        expect(here[m]!, m).to.be.closeTo(recorded.frames[0]!.positions.get(m)![0], 2);
+        expect(here[m]!, m).to.be.closeTo(recorded.frames[0]!.positions.get(m)![0], endTolerance);
     });
 
     it('replays at speed 2 in half the time', async () => {
@@ -150,8 +162,12 @@ function loopSuite(robot: 'ergo-jr' | 'torso', script: typeof ERGO_SCRIPT, maxRm
   });
 }
 
-loopSuite('ergo-jr', ERGO_SCRIPT, 2);
-loopSuite('torso', TORSO_SCRIPT, 3);
+// Tolerances measured on the twin with the servo models of SERVO-MODELS.md (RECORDS_VERBOSE=1 prints them). The
+// XL-320s at pypot's Ergo Jr gains (Kp 32, 70 % torque) lag a hand-taught move by the back-EMF and the arm's weight:
+// RMS 3.7 to 10.3 degrees at speed 1 (m2, which carries the arm, the most), so 12. The Torso's MX servos track
+// within 2.6 (the tolerance stays 3). End poses are checked once the servos have settled.
+loopSuite('ergo-jr', ERGO_SCRIPT, ERGO_MAX_RMS, 4);
+loopSuite('torso', TORSO_SCRIPT, 3, 3);
 
 describe('saved moves across a restart, and pypot files', function () {
   this.timeout(120000);
@@ -176,7 +192,7 @@ describe('saved moves across a restart, and pypot files', function () {
     expect(await ok(c.get('/records/list.json'))).to.deep.equal({ moves: ['keep'] });
     expect(await moveOverHttp(c, 'keep')).to.deep.equal(recorded);
     const r = await replayAndMeasure(s, c, 'keep', 1, recorded);
-    for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(2);
+    for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(ERGO_MAX_RMS);
   });
 
   it('a move file written by pypot is listed, readable and plays', async () => {
@@ -203,7 +219,7 @@ describe('saved moves across a restart, and pypot files', function () {
     const slow = await moveOverHttp(c, 'pypot-slow');
     const r = await replayAndMeasure(s, c, 'pypot-slow', 1, slow);
     log(`pypot file: RMS ${fmt(r.rms)}; duration ${r.duration.toFixed(3)} s vs ${span(slow).toFixed(3)} s`);
-    for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(2);
+    for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(ERGO_MAX_RMS);
     expect(r.duration).to.be.closeTo(span(slow), 0.05 * span(slow));
     // The short one (0.1 s, far too fast for the arm to follow): travels to its first frame, plays, and leaves
     // the goals on its last frame.
@@ -233,7 +249,7 @@ describe('teach and replay over a real listening HTTP server', function () {
       log(
         `over HTTP: RMS ${fmt(r.rms)}; duration ${r.duration.toFixed(3)} s vs ${span(recorded).toFixed(3)} s`,
       );
-      for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(2);
+      for (const [m, rms] of Object.entries(r.rms)) expect(rms, m).to.be.at.most(ERGO_MAX_RMS);
       expect(r.duration).to.be.closeTo(span(recorded), 0.05 * span(recorded));
       expect(await ok(c.post('/records/net/delete.json'))).to.deep.equal({ net: 'deleted' });
       expect((await c.get('/records/net/value.json')).status).to.equal(404);

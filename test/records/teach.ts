@@ -57,10 +57,12 @@ export const TORSO_SCRIPT: HandScript = {
     [60, 1.5],
     [20, 1.5],
   ],
+  // Inside the elbow's angle limits (-50 to 90): a hand can push a limp joint past them, but the replay's goals are
+  // clamped to them, as the firmware does.
   l_elbow_y: [
-    [-60, 2],
-    [-20, 1.5],
-    [-80, 1.5],
+    [-45, 2],
+    [-10, 1.5],
+    [-40, 1.5],
   ],
   r_shoulder_y: [
     [-30, 2.5],

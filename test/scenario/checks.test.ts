@@ -162,7 +162,9 @@ describe('scenario checks: on the twin', function () {
       'table collision',
     ]);
     expect(byName(checks, 'replay duration').measured.replay_s).to.be.closeTo(2, 0.02);
-    expect(byName(checks, 'replay tracking').measured.m1_rms_deg).to.be.above(0).and.below(3);
+    // The XL-320s lag a moving goal (servoTrackingAllowance): 3 degrees RMS beyond that is the check's limit.
+    const tracking = byName(checks, 'replay tracking').measured;
+    expect(tracking.m1_rms_deg).to.be.above(0).and.below(tracking.m1_lag_rms_deg! + 3);
   });
 
   it('catch a self-collision from the physics contacts (injected while the colliders are built elsewhere)', async () => {
@@ -179,17 +181,20 @@ describe('scenario checks: on the twin', function () {
   });
 
   it('catch a move that sags under its torque limit: no headroom, and the replay does not track', async () => {
-    // The arm reaches out horizontally with 8 % torque: gravity wins.
-    const move = makeMove(2, (t) => ({
+    // The arm reaches out horizontally with 8 % torque: gravity wins. (Lifted over 3 s: in 1 or 2 s, against the
+    // arm's weight, the measured XL-320 lags more than the check allows even at 70 %, and the check says so.)
+    const move = makeMove(4, (t) => ({
       ...ERGO_REST,
-      m2: -90 + 90 * Math.min(1, t),
-      m3: 35 - 35 * Math.min(1, t),
+      m2: -90 + 90 * Math.min(1, t / 3),
+      m3: 35 - 35 * Math.min(1, t / 3),
     }));
     expect(moveDataChecks(move, twin.robot.motors).every((c) => c.status === 'pass')).to.equal(true);
     // With the robot's own torque limit (70 %) the move keeps its headroom.
     const fine = await checkMoveOnTwin(twin, rules, 'reach', move);
     expect(byName(fine, 'torque headroom').status).to.equal('pass');
-    expect(byName(fine, 'replay tracking').status).to.equal('pass');
+    expect(byName(fine, 'replay tracking').status, byName(fine, 'replay tracking').findings[0]?.message).to.equal(
+      'pass',
+    );
     const checks = await checkMoveOnTwin(twin, rules, 'reach', move, { torqueLimit: 8 });
     const torque = byName(checks, 'torque headroom');
     expect(torque.status).to.equal('fail');

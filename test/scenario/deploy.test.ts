@@ -115,7 +115,7 @@ describe('deploy gate', function () {
       /REFUSED: "bad-cli" was not installed on \S+: bad-cli: joint limits(, [^\n]*)? failed/,
     );
     expect(refused.out).to.contain('  - m3 leaves its range [-90.00, 90.00] deg at t=0.3');
-    const good = await write('gentle-cli', gentleErgoMove(1));
+    const good = await write('gentle-cli', gentleErgoMove(2));
     const installed = await run([good, '--to', url]);
     expect(installed.code, installed.out).to.equal(0);
     expect(installed.out).to.contain('INSTALLED "gentle-cli"');

@@ -23,6 +23,7 @@ import { ikRoutes } from './http/routes/ik.ts';
 import { sensorRoutes } from './http/routes/sensors.ts';
 import { cardRoutes } from './http/routes/cards.ts';
 import { MarkerWatcher } from './vision/watcher.ts';
+import { WorkerDetector } from './vision/worker-detector.ts';
 import { PrimitiveManager } from './primitives/manager.ts';
 import type { IsolationOptions } from './primitives/isolated/host.ts';
 import { RecordStore } from './records/store.ts';
@@ -137,12 +138,18 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  // In real time the detector runs in a worker thread; on a manual clock inline, so each detection belongs to the sim
+  // instant it was asked at.
+  const detector =
+    backend.camera && config.markerDetector && opts.speed !== 'manual' ? new WorkerDetector() : undefined;
   const markers =
     backend.camera && config.markerDetector
       ? new MarkerWatcher({
           camera: backend.camera,
           clock: backend.clock,
           onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
+          detect: detector && ((frame) => detector.detect(frame)),
+          closeDetector: detector && (() => detector.close()),
         })
       : undefined;
   const listing: PrimitiveListing = primitives;

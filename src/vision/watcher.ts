@@ -3,7 +3,7 @@
  * (pypot's MarkerDetector runs at 1 Hz) and on demand, and keeps the latest list. Time is the backend's clock,
  * so on the twin the rate is in sim time and tests drive it by advancing the clock.
  */
-import type { Camera } from '../core/backend.ts';
+import type { Camera, Frame } from '../core/backend.ts';
 import { type Clock, isAbortError } from '../core/clock.ts';
 import { type DetectedMarker, MarkerDetector } from './detect.ts';
 
@@ -17,6 +17,13 @@ export interface MarkerWatcherOptions {
   readonly rate?: number;
   /** Called when a grab or a detection fails; the watcher keeps going with an empty list. */
   readonly onError?: (err: unknown) => void;
+  /**
+   * Where detection runs (default: inline, in this thread). A server in real time passes a WorkerDetector's, so that
+   * a detection never stalls the requests and physics steps that arrive meanwhile.
+   */
+  readonly detect?: (frame: Frame) => Promise<readonly DetectedMarker[]>;
+  /** Called once by close(): what `detect` holds (a worker). */
+  readonly closeDetector?: () => Promise<void>;
 }
 
 export interface MarkerReading {
@@ -32,7 +39,8 @@ export class MarkerWatcher {
   readonly rate: number;
   readonly #camera: Camera;
   readonly #clock: Clock;
-  readonly #detector = new MarkerDetector();
+  readonly #detect: (frame: Frame) => readonly DetectedMarker[] | Promise<readonly DetectedMarker[]>;
+  readonly #closeDetector: (() => Promise<void>) | undefined;
   readonly #onError: (err: unknown) => void;
   #latest: MarkerReading;
   #abort: AbortController | undefined;
@@ -44,6 +52,12 @@ export class MarkerWatcher {
     this.#camera = opts.camera;
     this.#clock = opts.clock;
     this.#onError = opts.onError ?? (() => undefined);
+    if (opts.detect) this.#detect = opts.detect;
+    else {
+      const inline = new MarkerDetector();
+      this.#detect = (frame) => inline.detect(frame);
+    }
+    this.#closeDetector = opts.closeDetector;
     const [width, height] = opts.camera.resolution;
     this.#latest = { markers: [], width, height, time: -Infinity };
   }
@@ -58,8 +72,9 @@ export class MarkerWatcher {
     const time = this.#clock.now();
     try {
       const frame = await this.#camera.grab();
+      const markers = await this.#detect(frame);
       this.#latest = {
-        markers: this.#detector.detect(frame),
+        markers,
         width: frame.width,
         height: frame.height,
         time,
@@ -84,6 +99,7 @@ export class MarkerWatcher {
     this.#abort?.abort();
     await this.#loop;
     this.#loop = undefined;
+    await this.#closeDetector?.();
   }
 
   /** Waits a period first: the server's start-up (and its first requests) should not wait for a detection. */

@@ -5,10 +5,9 @@
  * the module does wrong (throws, timer throws, process.exit, busy loops, unbounded memory, a method that never
  * settles) ends that primitive only, with the reason in `lastError` (GET /primitives/<p>/status.json) and the log.
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RobotError, timedOut } from '../../core/errors.ts';
+import { typescriptWorkerBoot } from '../../core/ts-worker.ts';
 import type { Logger } from '../../robot/robot.ts';
 import {
   type MethodSpec,
@@ -44,13 +43,7 @@ export const DEFAULT_ISOLATION: IsolationOptions = {
 const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;
 
 /** The worker registers tsx's loader itself (a worker's execArgv does not carry module hooks on Node 20). */
-const workerBoot = () => {
-  const resolve = createRequire(import.meta.url).resolve;
-  const apis = ['tsx/esm/api', 'tsx/cjs/api'].map((m) =>
-    JSON.stringify(pathToFileURL(resolve(m).replace(/\.cjs$/, '.mjs')).href),
-  );
-  return `Promise.all([import(${apis[0]}), import(${apis[1]})]).then(([esm, cjs]) => { esm.register(); cjs.register(); return import(${JSON.stringify(WORKER_ENTRY)}); });`;
-};
+const workerBoot = () => typescriptWorkerBoot(WORKER_ENTRY);
 
 type Ask = Exclude<ToWorker, { type: 'tick' } | { type: 'ping' }>;
 type AskBody = Ask extends infer A ? (A extends Ask ? Omit<A, 'id'> : never) : never;

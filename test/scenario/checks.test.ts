@@ -13,6 +13,7 @@ import { contactRules, collisionChecks, type TimedContact } from '../../src/scen
 import { ikChecks } from '../../src/scenario/checks/ik.ts';
 import { primitiveRunCheck } from '../../src/scenario/checks/primitive.ts';
 import { checkMoveOnTwin } from '../../src/scenario/checks/move.ts';
+import { RunObserver } from '../../src/scenario/checks/observe.ts';
 import { moveDataChecks, servoMaxAcceleration } from '../../src/scenario/checks/move-data.ts';
 import { CheckRecorder } from '../../src/scenario/expect.ts';
 import type { CheckResult } from '../../src/scenario/result.ts';
@@ -97,11 +98,11 @@ describe('scenario checks: move data', () => {
 });
 
 describe('scenario checks: contacts', () => {
-  const contact = (a: string, b: string, depth: number, time: number): TimedContact => ({
+  const contact = (a: string, b: string, depth: number, time: number, impulse = 0.01): TimedContact => ({
     a,
     b,
     depth,
-    impulse: 0.01,
+    impulse,
     point: [0.01, 0.02, 0.03],
     time,
   });
@@ -113,7 +114,7 @@ describe('scenario checks: contacts', () => {
       [
         contact('section_1', 'section_2', 0.004, 0.1), // joined by m3: always touching
         contact('table', 'base_link', 0.002, 0.1), // the robot stands on the table
-        contact('tip', 'long_U', 0.0005, 0.2), // a graze under the 1 mm tolerance
+        contact('tip', 'long_U', 0.0005, 0.2, 0), // a graze under the 1 mm tolerance, pushing nothing
         contact('tip', 'long_U', 0.003, 0.5),
         contact('long_U', 'tip', 0.006, 0.54),
         contact('section_4', 'table', 0.002, 0.8),
@@ -164,7 +165,9 @@ describe('scenario checks: on the twin', function () {
     expect(byName(checks, 'replay duration').measured.replay_s).to.be.closeTo(2, 0.02);
     // The XL-320s lag a moving goal (servoTrackingAllowance): 3 degrees RMS beyond that is the check's limit.
     const tracking = byName(checks, 'replay tracking').measured;
-    expect(tracking.m1_rms_deg).to.be.above(0).and.below(tracking.m1_lag_rms_deg! + 3);
+    expect(tracking.m1_rms_deg)
+      .to.be.above(0)
+      .and.below(tracking.m1_lag_rms_deg! + 3);
   });
 
   it('catch a self-collision from the physics contacts (injected while the colliders are built elsewhere)', async () => {
@@ -192,9 +195,10 @@ describe('scenario checks: on the twin', function () {
     // With the robot's own torque limit (70 %) the move keeps its headroom.
     const fine = await checkMoveOnTwin(twin, rules, 'reach', move);
     expect(byName(fine, 'torque headroom').status).to.equal('pass');
-    expect(byName(fine, 'replay tracking').status, byName(fine, 'replay tracking').findings[0]?.message).to.equal(
-      'pass',
-    );
+    expect(
+      byName(fine, 'replay tracking').status,
+      byName(fine, 'replay tracking').findings[0]?.message,
+    ).to.equal('pass');
     const checks = await checkMoveOnTwin(twin, rules, 'reach', move, { torqueLimit: 8 });
     const torque = byName(checks, 'torque headroom');
     expect(torque.status).to.equal('fail');
@@ -207,6 +211,36 @@ describe('scenario checks: on the twin', function () {
     expect(m2.margin).to.be.above(0);
     expect(byName(checks, 'replay tracking').status).to.equal('fail');
     expect(twin.robot.motor('m2').commands.torqueLimit).to.equal(70); // restored after the check
+  });
+
+  it('catch a self-collision in the physics: the arm folded onto itself', async () => {
+    // No contact injected: the twin's colliders meet (m3, m5 and m6 all at 90 degrees fold the tip onto long_U).
+    const fold = { m3: 90, m5: 90, m6: 90 } as Record<string, number>;
+    const move = makeMove(2.5, (t) => {
+      const out: Record<string, number> = { ...ERGO_REST };
+      for (const [m, v] of Object.entries(fold)) out[m] = out[m]! + (v - out[m]!) * Math.min(1, t / 1.5);
+      return out;
+    });
+    const checks = await checkMoveOnTwin(twin, rules, 'fold', move);
+    const self = byName(checks, 'self-collision');
+    expect(self.status).to.equal('fail');
+    expect(self.findings[0]!.where).to.equal('long_U / tip');
+    expect(self.findings[0]!.message).to.match(/^at t=\d+\.\d\d s long_U hits tip: \d+\.\d\d mm deep/);
+    expect(byName(checks, 'table collision').status).to.equal('pass');
+  });
+
+  it('catch an IK target inside the table: the physics stops the arm on it, and the check says where', async () => {
+    const observer = new RunObserver(twin, [], rules);
+    for (const m of twin.robot.motors) m.set('compliant', false);
+    await twin.advance(0.2);
+    await ikChecks(twinTarget(twin), 'chain', [{ xyz: [0.1, 0, -0.2], label: 'under the table' }], {
+      settleS: 1,
+    });
+    observer.stop();
+    const [, table] = observer.collisions(rules);
+    expect(table!.status).to.equal('fail');
+    expect(table!.findings[0]!.where).to.match(/ \/ table$/);
+    expect(table!.findings[0]!.message).to.match(/hits table: \d+\.\d\d mm deep/);
   });
 
   it('catch an unreachable IK target (and pass reachable ones, in the physics)', async () => {

@@ -19,8 +19,23 @@ export interface ContactRules {
   readonly allowedPairs: ReadonlySet<string>;
   /** Links that may touch the table or floor (what the robot stands on). */
   readonly resting: ReadonlySet<string>;
-  /** Penetration below this (metres) is a touch the solver keeps, not a hit. */
+  /**
+   * Penetration below this (metres) is a touch the solver keeps, not a hit, unless the contact carries an impulse:
+   * links that press on each other (or on the table) hit, however shallow the solver keeps them.
+   */
   readonly toleranceM: number;
+}
+
+/**
+ * A contact pushing with more than this normal impulse over a step (N.s) is a hit whatever its depth: Rapier keeps a
+ * resting contact within a fraction of a millimetre, so depth alone would miss an arm pressed onto the table. (A 1 g
+ * link resting on a surface pushes about 2e-5 N.s per 2 ms step.)
+ */
+export const PRESSING_IMPULSE = 1e-5;
+
+/** Deeper than the tolerance, or pressing: a contact that counts when its pair may not touch. */
+export function isHit(c: Pick<Contact, 'depth' | 'impulse'>, rules: ContactRules): boolean {
+  return c.depth > rules.toleranceM || c.impulse > PRESSING_IMPULSE;
 }
 
 export const WORLD_SURFACES: ReadonlySet<string> = new Set(['table', 'floor']);
@@ -75,6 +90,7 @@ interface PairRecord {
   steps: number;
   depth: number;
   depthTime: number;
+  impulse: number;
   point: readonly [number, number, number];
 }
 
@@ -95,6 +111,7 @@ function collect(contacts: Iterable<TimedContact>, keep: (c: TimedContact) => bo
         steps: 1,
         depth: c.depth,
         depthTime: c.time,
+        impulse: c.impulse,
         point: c.point,
       });
       continue;
@@ -102,6 +119,7 @@ function collect(contacts: Iterable<TimedContact>, keep: (c: TimedContact) => bo
     r.last = Math.max(r.last, c.time);
     r.first = Math.min(r.first, c.time);
     r.steps++;
+    r.impulse = Math.max(r.impulse, c.impulse);
     if (c.depth > r.depth) {
       r.depth = c.depth;
       r.depthTime = c.time;
@@ -115,7 +133,9 @@ function findings(pairs: PairRecord[], rules: ContactRules, verb: string): Findi
   return pairs.map((p) => ({
     message:
       `at t=${fmt(p.first)} s ${p.a} ${verb} ${p.b}: ${fmt(p.depth * 1000)} mm deep at t=${fmt(p.depthTime)} s ` +
-      `(tolerance ${fmt(rules.toleranceM * 1000)} mm, over by ${fmt((p.depth - rules.toleranceM) * 1000)} mm), ` +
+      (p.depth > rules.toleranceM
+        ? `(tolerance ${fmt(rules.toleranceM * 1000)} mm, over by ${fmt((p.depth - rules.toleranceM) * 1000)} mm), `
+        : `and pressing (up to ${fmt(p.impulse * 1000, 3)} mN.s a step), `) +
       `in contact until t=${fmt(p.last)} s, near [${p.point.map((v) => fmt(v, 3)).join(', ')}] m`,
     time: p.first,
     where: `${p.a} / ${p.b}`,
@@ -133,7 +153,7 @@ export function collisionChecks(
   steps: number,
   seen = contacts.length,
 ): CheckResult[] {
-  const deep = (c: TimedContact) => c.depth > rules.toleranceM;
+  const deep = (c: TimedContact) => isHit(c, rules);
   const self = collect(
     contacts,
     (c) =>

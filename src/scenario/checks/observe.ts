@@ -7,7 +7,7 @@ import type { Motor } from '../../robot/motor.ts';
 import { servoModel } from '../../sim/servo-models.ts';
 import { type CheckResult, type Finding, checkResult, fmt } from '../result.ts';
 import type { Twin } from '../twin.ts';
-import { type ContactRules, type TimedContact, WORLD_SURFACES, collisionChecks } from './contacts.ts';
+import { type ContactRules, type TimedContact, WORLD_SURFACES, collisionChecks, isHit } from './contacts.ts';
 
 export interface TickSample {
   /** Seconds since the observer started. */
@@ -59,7 +59,7 @@ export class RunObserver {
           this.steps++;
           for (const c of sim.contacts()) {
             this.contactsSeen++;
-            if (c.depth <= rules.toleranceM || !notable(c.a, c.b, rules)) continue;
+            if (!isHit(c, rules) || !notable(c.a, c.b, rules)) continue;
             this.contacts.push({ ...c, time: simTime - this.#t0 });
           }
         }),

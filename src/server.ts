@@ -37,6 +37,9 @@ import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
 import { busRoutes } from './real/routes.ts';
 
+/** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
+const MAX_DETECTIONS_PER_WALL_SECOND = 10;
+
 export interface ServerOptions {
   readonly backend: 'sim' | 'real';
   /** Built-in robot name or path to a robot config. */
@@ -150,6 +153,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
           onError: (err) => logger.warn(`marker detector: ${(err as Error)?.message ?? String(err)}`),
           detect: detector && ((frame) => detector.detect(frame)),
           closeDetector: detector && (() => detector.close()),
+          maxWallRate: opts.speed === 'manual' ? undefined : MAX_DETECTIONS_PER_WALL_SECOND,
         })
       : undefined;
   const listing: PrimitiveListing = primitives;

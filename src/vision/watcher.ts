@@ -4,7 +4,7 @@
  * so on the twin the rate is in sim time and tests drive it by advancing the clock.
  */
 import type { Camera, Frame } from '../core/backend.ts';
-import { type Clock, isAbortError } from '../core/clock.ts';
+import { AbortError, type Clock, isAbortError } from '../core/clock.ts';
 import { type DetectedMarker, MarkerDetector } from './detect.ts';
 
 /** pypot's marker detector rate (FACTS.md 7). */
@@ -24,6 +24,12 @@ export interface MarkerWatcherOptions {
   readonly detect?: (frame: Frame) => Promise<readonly DetectedMarker[]>;
   /** Called once by close(): what `detect` holds (a worker). */
   readonly closeDetector?: () => Promise<void>;
+  /**
+   * At most this many detections per second of wall time (default: no cap). A sim at --speed max runs the clock 30 to
+   * 50 times faster than the wall: at 1 Hz of sim time the camera would render 30 to 50 frames a wall second on the
+   * thread that steps the physics. A server in real time caps it (10 Hz); a manual clock never does.
+   */
+  readonly maxWallRate?: number;
 }
 
 export interface MarkerReading {
@@ -42,6 +48,7 @@ export class MarkerWatcher {
   readonly #detect: (frame: Frame) => readonly DetectedMarker[] | Promise<readonly DetectedMarker[]>;
   readonly #closeDetector: (() => Promise<void>) | undefined;
   readonly #onError: (err: unknown) => void;
+  readonly #minWallGapMs: number;
   #latest: MarkerReading;
   #abort: AbortController | undefined;
   #loop: Promise<void> | undefined;
@@ -58,6 +65,7 @@ export class MarkerWatcher {
       this.#detect = (frame) => inline.detect(frame);
     }
     this.#closeDetector = opts.closeDetector;
+    this.#minWallGapMs = opts.maxWallRate ? 1000 / opts.maxWallRate : 0;
     const [width, height] = opts.camera.resolution;
     this.#latest = { markers: [], width, height, time: -Infinity };
   }
@@ -104,13 +112,17 @@ export class MarkerWatcher {
 
   /** Waits a period first: the server's start-up (and its first requests) should not wait for a detection. */
   async #run(signal: AbortSignal): Promise<void> {
+    let lastWall = -Infinity;
     while (!signal.aborted) {
       try {
         await this.#clock.sleep(1 / this.rate, signal);
+        const gap = lastWall + this.#minWallGapMs - performance.now();
+        if (gap > 0) await wallDelay(gap, signal);
       } catch (err) {
         if (!isAbortError(err)) this.#onError(err);
         return;
       }
+      lastWall = performance.now();
       try {
         await this.detectNow();
       } catch (err) {
@@ -118,4 +130,19 @@ export class MarkerWatcher {
       }
     }
   }
+}
+
+/** Waits `ms` of wall time; rejects with an AbortError when `signal` aborts. */
+function wallDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new AbortError());
+      },
+      { once: true },
+    );
+  });
 }

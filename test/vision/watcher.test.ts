@@ -70,3 +70,26 @@ describe('marker watcher: the detector as a background sensor', () => {
     expect(() => new MarkerWatcher({ camera, clock: new SteppedClock(), rate: 0 })).to.throw(RangeError);
   });
 });
+
+describe('marker watcher: the wall-time cap of a fast sim', () => {
+  it('skips detections while the sim runs ahead of the wall, and detects again once the gap has passed', async () => {
+    const clock = new SteppedClock();
+    const camera = new FakeCamera();
+    // 5 per wall second: one detection, then none for 200 ms of wall time however far the sim runs.
+    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 5 });
+    watcher.start();
+    try {
+      const started = performance.now();
+      for (let i = 0; i < 20; i++) await advanceManualClock(clock, 1);
+      const elapsed = performance.now() - started;
+      // 20 sim seconds at 1 Hz would be 20 detections; within the first 200 ms of wall time, only the first runs.
+      if (elapsed < 190) expect(camera.grabs).to.equal(1);
+      // The watcher waits on the wall: once the gap has passed, the next sim period detects again.
+      await new Promise((r) => setTimeout(r, 250));
+      await advanceManualClock(clock, 1);
+      expect(camera.grabs).to.be.at.least(2);
+    } finally {
+      await watcher.close();
+    }
+  });
+});

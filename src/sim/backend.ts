@@ -33,6 +33,8 @@ export interface SimOptions {
 const DEG = Math.PI / 180;
 /** In 'max' mode, hand the event loop back at least this often (ms of wall time) so requests are served. */
 const MAX_MODE_SLICE_MS = 4;
+/** In real time, steps taken back to back hand the event loop over after this long (ms), so requests wait less. */
+const REAL_TIME_BATCH_MS = 1;
 /** Real-time mode gives up catching up beyond this lag (s) rather than stalling the process. */
 const MAX_LAG_S = 0.25;
 
@@ -280,11 +282,17 @@ export class SimBackend implements Backend {
           wallRef = now;
           target = simRef;
         }
+        let batchStart = performance.now();
         while (this.#running && this.clock.now() + this.dt <= target + 1e-9) {
           this.#stepOnce();
           if (this.clock.nextDue() <= this.clock.now() + 1e-12) {
             this.clock.fireDue();
             await flushMicrotasks();
+          }
+          // Catching up several steps back to back would hold requests that arrived meanwhile: let I/O in.
+          if (performance.now() - batchStart > REAL_TIME_BATCH_MS) {
+            await new Promise((resolve) => setImmediate(resolve));
+            batchStart = performance.now();
           }
         }
         this.#sampleRtf();

@@ -1,6 +1,13 @@
 /** `npm run bench`: prints every figure with its target and the ratio. BENCH_QUICK=1 shortens the runs. */
 import os from 'node:os';
-import { edgeReport, runEdgeBench, runFastModeBench, runLoadBench, runStartupBench } from './server.ts';
+import {
+  edgeReport,
+  runEdgeBench,
+  runFastModeBench,
+  runLoadBench,
+  runLoopDelayBench,
+  runStartupBench,
+} from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runFidelityBench } from './fidelity.ts';
 import { runVisionBench } from './vision.ts';
@@ -92,6 +99,14 @@ for (const r of await runFastModeBench(quick ? 2 : 4)) {
     r.realTimeFactor / targets[r.robot]!,
   );
 }
+
+console.log(
+  '\n== Event-loop delay of an idle server at real time (what a request may wait before it is read) ==',
+);
+for (const r of await runLoopDelayBench(quick ? 4 : 10))
+  console.log(
+    `      ${r.robot.padEnd(9)} p50 ${fmt(r.p50Ms, 2)} ms  p99 ${fmt(r.p99Ms, 2)} ms  max ${fmt(r.maxMs, 2)} ms  (1 ms resolution floor)`,
+  );
 
 console.log('\n== Start-up ==');
 const startup = await runStartupBench(3);

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createRobotServer } from '../src/server.ts';
 
@@ -227,6 +228,42 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const b = server.backend.simulation!.stats();
       out.push({ robot, realTimeFactor: (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000) });
+    } finally {
+      await server.close();
+    }
+  }
+  return out;
+}
+
+export interface LoopDelayResult {
+  readonly robot: string;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/**
+ * How long the event loop of an idle server at real time is held (perf_hooks.monitorEventLoopDelay, 1 ms resolution,
+ * so about 1 ms is the floor): the wait any request may meet before it is read. Physics steps, control ticks and the
+ * camera's renders for the marker detector all run on it.
+ */
+export async function runLoopDelayBench(seconds = 10): Promise<LoopDelayResult[]> {
+  const out: LoopDelayResult[] = [];
+  for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
+    const server = await createRobotServer({
+      backend: 'sim',
+      robot,
+      speed: 1,
+      recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
+    });
+    try {
+      for (const m of server.robot.motors) m.set('compliant', false);
+      await new Promise((r) => setTimeout(r, 1000));
+      const h = monitorEventLoopDelay({ resolution: 1 });
+      h.enable();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      h.disable();
+      out.push({ robot, p50Ms: h.percentile(50) / 1e6, p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 });
     } finally {
       await server.close();
     }

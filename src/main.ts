@@ -8,6 +8,8 @@ import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
 import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './logging.ts';
 import type { RobotServer } from './server.ts';
 
+/** Signals this close together are one request to stop (see shutdown). */
+const SAME_SIGNAL_MS = 150;
 /** Past this, a shutdown that is still waiting on something exits anyway (and says what it gave up on). */
 const SHUTDOWN_DEADLINE_MS = 1800;
 
@@ -147,12 +149,17 @@ async function main(argv: string[]): Promise<void> {
   let server: RobotServer | undefined;
   // Installed before anything starts: a signal during start-up must not find the default action (instant death).
   let stopping = false;
+  let firstSignalAt = 0;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) {
+      // A signal sent to the whole process group reaches this process twice under `npm start` (once directly, once
+      // forwarded by npm): one that close is the same request, not the user's second Ctrl-C.
+      if (performance.now() - firstSignalAt < SAME_SIGNAL_MS) return;
       logger.warn(`${signal} again: exiting at once`);
       dieBy(signal);
     }
     stopping = true;
+    firstSignalAt = performance.now();
     logger.info(`${signal}: closing (a second ${signal} exits at once)`);
     setTimeout(() => {
       logger.error(`shutdown: still closing after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
@@ -215,6 +222,7 @@ async function main(argv: string[]): Promise<void> {
   logger.info(
     `Poppy ${server.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(performance.now() - started)} ms)`,
   );
+  logger.info(`web view: http://${host}:${port}/ui/   API reference: http://${host}:${port}/docs`);
 }
 
 /**

@@ -2,6 +2,7 @@
  * What a scenario reports: named checks, each with what it measured and, when it fails, findings that name the
  * time, the motor or link, the value, the limit and the margin. Plain data: it crosses process boundaries as JSON.
  */
+import path from 'node:path';
 
 export type CheckStatus = 'pass' | 'fail' | 'error' | 'skipped';
 
@@ -90,4 +91,22 @@ export function fmt(value: number, digits = 2): string {
 
 export function at(time: number | undefined): string {
   return time === undefined ? '' : `at t=${fmt(time)} s: `;
+}
+
+/** The result of a scenario file that could not run (did not load, or its process died). */
+export function jobError(
+  job: { readonly file: string; readonly robot?: string; readonly url?: string },
+  why: string,
+  wallMs = 0,
+): ScenarioResult {
+  return {
+    file: job.file,
+    name: path.basename(job.file),
+    robot: job.robot ?? '?',
+    target: job.url ?? 'twin',
+    status: 'error',
+    checks: [],
+    error: why,
+    wallSeconds: Math.round(wallMs / 10) / 100,
+  };
 }

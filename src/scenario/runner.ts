@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CheckResult, type ScenarioResult, fmt } from './result.ts';
+import { type CheckResult, type ScenarioResult, fmt, jobError } from './result.ts';
 import type { Job, WorkerMessage } from './worker.ts';
 
 /** In a folder, the runner picks files named like this (other .ts files there are helpers and data makers). */
@@ -85,7 +85,7 @@ export async function runScenarios(
           const result = await runIn(child, job).catch((err: Error) => {
             child = spawnWorker(); // the old one died: the next job gets a fresh process
             workers.push(child);
-            return crashed(job, err.message);
+            return jobError(job, err.message);
           });
           running.delete(job.id);
           results[job.id] = result;
@@ -126,19 +126,6 @@ function runIn(child: ChildProcess, job: Job): Promise<ScenarioResult> {
     child.on('exit', onExit);
     child.send(job);
   });
-}
-
-function crashed(job: Job, why: string): ScenarioResult {
-  return {
-    file: job.file,
-    name: path.basename(job.file),
-    robot: job.robot ?? '?',
-    target: job.url ?? 'twin',
-    status: 'error',
-    checks: [],
-    error: why,
-    wallSeconds: 0,
-  };
 }
 
 const WORD: Record<string, string> = { pass: 'pass', fail: 'FAIL', error: 'ERROR', skipped: 'skip' };

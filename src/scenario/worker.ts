@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type ScenarioDefinition, runScenario } from './api.ts';
-import type { ScenarioResult } from './result.ts';
+import { type ScenarioResult, jobError } from './result.ts';
 
 export interface Job {
   readonly id: number;
@@ -29,16 +29,7 @@ export async function runJob(job: Job): Promise<ScenarioResult> {
       throw new Error('the module has no default export made with defineScenario({name, robot, run})');
     def = mod.default;
   } catch (err) {
-    return {
-      file: job.file,
-      name: path.basename(job.file),
-      robot: job.robot ?? '?',
-      target: job.url ?? 'twin',
-      status: 'error',
-      checks: [],
-      error: `cannot load the scenario: ${(err as Error).message}`,
-      wallSeconds: Math.round((performance.now() - started) / 10) / 100,
-    };
+    return jobError(job, `cannot load the scenario: ${(err as Error).message}`, performance.now() - started);
   }
   return runScenario(def, path.dirname(job.path), { file: job.file, robot: job.robot, url: job.url });
 }

@@ -151,6 +151,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       method: 'GET',
       path: '/',
       summary: 'this page: every GET and POST path',
+      produces: 'text/html; charset=utf-8',
       handler: () =>
         new RawReply(
           'text/html; charset=utf-8',

@@ -77,6 +77,15 @@ function withExample(schema: unknown, example: unknown): unknown {
   return { ...schema, examples: [example] };
 }
 
+/** A non-JSON answer: text (HTML, script, style sheet) or bytes (PNG). */
+function rawAnswer(contentType: string): Record<string, unknown> {
+  const text = contentType.startsWith('text/');
+  return {
+    description: text ? `a ${contentType.split(';')[0]} document` : `${contentType} bytes`,
+    content: { [contentType]: { schema: text ? { type: 'string' } : { type: 'string', format: 'binary' } } },
+  };
+}
+
 export function registerOpenApi(app: FastifyInstance, opts: { title: string; profile: Profile }): void {
   void app.register(swagger, {
     openapi: {
@@ -115,10 +124,12 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
       const answer =
         status === 204
           ? { description: 'no content' }
-          : withExample(
-              ok ?? { description: 'the answer', type: 'object', additionalProperties: true },
-              route?.examples?.answer,
-            );
+          : route?.produces
+            ? rawAnswer(route.produces)
+            : withExample(
+                ok ?? { description: 'the answer', type: 'object', additionalProperties: true },
+                route?.examples?.answer,
+              );
       return {
         url,
         schema: {
@@ -145,6 +156,13 @@ export function openApiRoute(app: FastifyInstance): RouteSpec {
     path: OPENAPI_PATH,
     summary: 'this API as an OpenAPI 3.1 document (the browsable reference is at /docs)',
     beyondV4: true,
+    answer: z
+      .looseObject({
+        openapi: z.literal('3.1.0'),
+        info: z.looseObject({}),
+        paths: z.record(z.string(), z.unknown()),
+      })
+      .meta({ description: 'an OpenAPI 3.1 document' }),
     handler: () => app.swagger(),
   };
 }

@@ -47,6 +47,8 @@ export interface RouteSpec {
   readonly tip?: string;
   /** The 200 answer. */
   readonly answer?: z.ZodType;
+  /** The content type of an answer that is not JSON (a RawReply: the index page, PNG frames, the view's files). */
+  readonly produces?: string;
   /** Examples for the OpenAPI document. */
   readonly examples?: { readonly body?: unknown; readonly answer?: unknown };
   /** Longer text for the OpenAPI document. */
@@ -59,11 +61,13 @@ export interface RouteSpec {
   readonly beyondV4?: boolean;
 }
 
-/** `'/motors/:motor/registers/:register/value.json'` -> `'motor' | 'register'`. */
+/** `'/motors/:motor/registers/:register/value.json'` -> `'motor' | 'register'`; `'/sensors/code/:code.json'` -> `'code'`. */
 export type ParamNames<P extends string> = P extends `${string}:${infer N}/${infer Rest}`
   ? N | ParamNames<`/${Rest}`>
   : P extends `${string}:${infer N}`
-    ? N
+    ? N extends `${infer Name}.${string}`
+      ? Name
+      : N
     : never;
 
 export interface TypedRouteRequest<P extends string, B> {

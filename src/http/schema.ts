@@ -75,4 +75,5 @@ export const registerValue = z.union([
   z.string(),
   z.null(),
   z.array(z.union([z.number(), z.array(z.number())])),
+  z.array(z.string()).meta({ description: 'the "registers" register: register names' }),
 ]);

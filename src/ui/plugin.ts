@@ -8,12 +8,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { RobotError, badRequest } from '../core/errors.ts';
 import { NO_BODY } from '../http/body.ts';
 import { RawReply, type RouteSpec } from '../http/route.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
+import { robotDescriptionAnswer, sceneAnswer, stateAnswer } from './answers.ts';
 import { BROWSER_DIR, BrowserBundle } from './bundle.ts';
 import { MAX_RATE, type RobotDescription } from './protocol.ts';
 import { type MarkerProvider, describeRobot, robotState, sceneDescription } from './state.ts';
@@ -72,6 +74,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
     description:
       'Upgrade to a WebSocket: a `hello` message describing the robot, then `state` messages (positions, ' +
       'compliance, running primitives, records, markers) at the rate asked. docs/api.md, "Live state stream".',
+    answer: z.never().meta({ description: 'none: a plain GET is a 400, a WebSocket upgrade a 101' }),
     handler: () => {
       throw badRequest('this path is a WebSocket', `open it with new WebSocket('ws://<host>${STREAM_PATH}')`);
     },
@@ -81,6 +84,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: '/ui',
+      produces: 'text/html; charset=utf-8',
       summary: 'the web view: the robot in 3D, live, with its control panels',
       handler: () => {
         void bundle.script().catch(() => undefined); // start bundling while the page loads
@@ -91,6 +95,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: '/ui/app.js',
+      produces: 'text/javascript; charset=utf-8',
       summary: "the web view's script (three.js and urdf-loader bundled on first request)",
       handler: async () => {
         try {
@@ -109,6 +114,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: '/ui/style.css',
+      produces: 'text/css; charset=utf-8',
       summary: "the web view's style sheet",
       handler: () => new RawReply('text/css; charset=utf-8', style),
     },
@@ -116,6 +122,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: '/ui/robot.json',
+      answer: robotDescriptionAnswer,
       summary: 'what the web view draws: motors with limits, chains, camera, table, optional routes',
       handler: () => description,
     },
@@ -123,6 +130,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: '/ui/scene.json',
+      answer: sceneAnswer,
       summary:
         "what the 3D view builds its scene from: the URDF's links and joints, table, cards' resting places, camera",
       handler: () => world,
@@ -131,6 +139,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       method: 'GET',
       beyondV4: true,
       path: `${STREAM_PATH}.json`,
+      answer: stateAnswer,
       summary: 'the live state once (positions, compliance, running primitives, records, markers)',
       handler: () => robotState(0, robot, primitives, markers),
     },

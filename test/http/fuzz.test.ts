@@ -15,7 +15,7 @@ import { simServer, type TestServer } from '../helpers.ts';
 import { isErrorBody } from './facts.ts';
 
 const SEED = 14;
-const REQUESTS_PER_PROFILE = 400;
+const REQUESTS_PER_PROFILE = 1000;
 
 const HOSTILE_NAMES = [
   '__proto__',
@@ -43,6 +43,9 @@ const NAMES: Readonly<Record<string, readonly string[]>> = {
   primitive: ['dance', 'base_posture', 'sinus'],
   prop: ['amplitude', 'phase', 'motors'],
   method: ['start', 'reset'],
+  name: ['tetris', 'caribou', 'lapin'],
+  sensor: ['camera', 'marker_detector'],
+  code: ['tetris', 'rabbit'],
 };
 
 const SCALARS: readonly unknown[] = [
@@ -99,7 +102,7 @@ function deepObject(depth: number): string {
   return '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 }
 
-describe(`fuzz of every route (seed ${SEED}, ${REQUESTS_PER_PROFILE} requests per profile)`, function () {
+describe(`fuzz of every route (seed ${SEED}, each route once then ${REQUESTS_PER_PROFILE} random requests per profile)`, function () {
   this.timeout(120000);
   for (const compat of [undefined, 'pypot'] as const) {
     it(`${compat ?? 'default'} profile: no 500, only JSON error bodies, rejected requests change nothing`, async () => {
@@ -147,6 +150,7 @@ async function run(s: TestServer, rand: () => number, compat: boolean): Promise<
       motors: s.robot.motors.map((m) => ({ ...m.commands })),
       running: s.primitives.runningList().map((p) => p.name),
       moves: await s.records.list(),
+      cards: (await s.get('/sim/cards/list.json')).body,
     });
 
   const fillPath = (p: string) =>
@@ -206,9 +210,12 @@ async function run(s: TestServer, rand: () => number, compat: boolean): Promise<
   };
 
   let rejected = 0;
-  for (let i = 0; i < REQUESTS_PER_PROFILE; i++) {
-    const op = pick(ops);
-    const method = rand() < 0.7 ? op.method : pick(METHODS);
+  // Every documented operation once with its own method first, then random picks.
+  const served = new Set<string>();
+  for (let i = 0; i < ops.length + REQUESTS_PER_PROFILE; i++) {
+    const op = i < ops.length ? ops[i]! : pick(ops);
+    const method = i < ops.length || rand() < 0.7 ? op.method : pick(METHODS);
+    if (method === op.method) served.add(`${method} ${op.path}`);
     const url =
       fillPath(op.path) +
       (rand() < 0.1 ? `?r=${encodeURIComponent(JSON.stringify(pick(SCALARS)) ?? '')}` : '');
@@ -252,7 +259,15 @@ async function run(s: TestServer, rand: () => number, compat: boolean): Promise<
     expect(Object.getPrototypeOf({}), 'no request pollutes Object.prototype').to.equal(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
   }
-  expect(rejected, 'the fuzz reaches the error paths').to.be.above(REQUESTS_PER_PROFILE / 4);
-  expect(REQUESTS_PER_PROFILE - rejected, 'and the handlers').to.be.above(REQUESTS_PER_PROFILE / 20);
+  expect(ops.map((op) => `${op.method} ${op.path}`).filter((op) => !served.has(op))).to.deep.equal([]);
+  for (const op of [
+    'POST /sim/cards/{name}/pose.json',
+    'POST /records/{move}/upload.json',
+    'GET /stream/state.json',
+  ])
+    expect(served, 'the routes added since the first fuzz are in the document').to.include(op);
+  const sent = ops.length + REQUESTS_PER_PROFILE;
+  expect(rejected, 'the fuzz reaches the error paths').to.be.above(sent / 4);
+  expect(sent - rejected, 'and the handlers').to.be.above(sent / 20);
   expect((await s.get('/motors/list.json')).statusCode).to.equal(200);
 }

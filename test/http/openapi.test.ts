@@ -1,9 +1,12 @@
 /**
  * The OpenAPI document (GET /openapi.json) is valid OpenAPI 3.1, documents every served route and serves every
  * documented one, marks the sim-only and beyond-v4 routes, describes the error body; its examples fit the
- * schemas; the reference page (/docs) renders in a browser with no network beyond this server.
+ * schemas; the reference page (/docs) renders in a browser with no network beyond this server. The answers of the GET
+ * routes, read on a live twin of each robot, fit the schemas the document gives them: a schema that lies fails.
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
+// Ajv ships with fastify (its validator and serializer compilers use it): the JSON Schema 2020-12 flavour.
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
 import { chromium } from 'playwright-core';
 import { simServer, type TestServer } from '../helpers.ts';
@@ -143,4 +146,107 @@ describe('OpenAPI document and reference page', function () {
       await s.close();
     }
   });
+});
+
+/** Every GET with a JSON answer, its path parameters filled from what the server itself lists. */
+async function liveGets(s: TestServer, doc: Doc): Promise<Map<string, string[]>> {
+  const list = async (url: string, key: string) =>
+    (JSON.parse((await s.get(url)).body) as Record<string, string[]>)[key]!;
+  const motors = await list('/motors/list.json', 'motors');
+  const aliases = await list('/motors/aliases/list.json', 'aliases');
+  const primitives = await list('/primitives/list.json', 'primitives');
+  const sensors = await list('/sensors/list.json', 'sensors');
+  const chains = await list('/ui/robot.json', 'chains');
+  const motor = [motors[0]!, motors.at(-1)!];
+  const registers = new Map<string, string[]>();
+  for (const m of motor) registers.set(m, await list(`/motors/${m}/registers/list.json`, 'registers'));
+  const props = new Map<string, string[]>();
+  for (const p of primitives) props.set(p, await list(`/primitives/${p}/properties/list.json`, 'property'));
+  const sensorRegisters = new Map<string, string[]>();
+  for (const sensor of sensors)
+    sensorRegisters.set(sensor, await list(`/sensors/${sensor}/registers/list.json`, 'registers'));
+
+  const urls = new Map<string, string[]>();
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    const answer = ops.get?.responses['200']?.content?.['application/json'];
+    // no JSON answer, or none at all (the WebSocket's path: a plain GET is a 400)
+    if (!answer || 'not' in answer.schema) continue;
+    // actions (a GET that starts or stops a primitive) are checked by their own tests
+    if (/\/(start|stop|pause|resume)\.json$/.test(p)) continue;
+    if (p.startsWith('/sensors/code/') && !sensors.includes('marker_detector')) continue;
+    let filled: string[] = [p];
+    const expand = (name: string, values: (url: string) => readonly string[]) => {
+      filled = filled.flatMap((u) =>
+        u.includes(`{${name}}`) ? values(u).map((v) => u.replace(`{${name}}`, v)) : [u],
+      );
+    };
+    expand('primitive', () => primitives);
+    expand('prop', (u) => props.get(u.split('/')[2]!) ?? []);
+    expand('sensor', () => sensors);
+    expand('motor', () => motor);
+    expand('register', (u) =>
+      u.startsWith('/sensors/')
+        ? (sensorRegisters.get(u.split('/')[2]!) ?? [])
+        : u.startsWith('/motors/registers/')
+          ? (registers.get(motor[0]!) ?? [])
+          : (registers.get(u.split('/')[2]!) ?? []),
+    );
+    expand('alias', () => aliases);
+    expand('chain', () => chains);
+    expand('move', () => ['live_check']);
+    expand('code', () => ['tetris', 'caribou']);
+    expect(filled.join(' '), 'every path parameter filled').to.not.contain('{');
+    if (p === '/ik/{chain}/rpy.json') filled = filled.map((u) => `${u}?r=0.1&p=0.2&y=0.3`);
+    urls.set(p, filled);
+  }
+  return urls;
+}
+
+describe('live answers fit their documented schemas', function () {
+  this.timeout(120000);
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
+    it(`${robot}: every GET with a JSON answer, on every motor register, primitive, property and sensor`, async () => {
+      const s = await simServer(robot, { primitivesDir: 'examples/primitives' });
+      try {
+        const doc = JSON.parse((await s.get('/openapi.json')).body) as Doc;
+        // Something to show: a recorded move, a card in front of the camera, a motion under way.
+        await s.post('/records/live_check/record.json');
+        await s.advance(0.1);
+        await s.post('/records/live_check/save.json');
+        if (doc.paths['/sim/cards/{name}/show.json']) await s.post('/sim/cards/tetris/show.json', {});
+        await s.post('/sim/motors/compliant.json', { compliant: false });
+        await s.advance(0.2);
+        const urls = await liveGets(s, doc);
+        expect(urls.size, 'routes checked').to.be.above(25);
+        let checked = 0;
+        for (const [p, list] of urls) {
+          const schema = doc.paths[p]!.get!.responses['200']!.content!['application/json']!.schema;
+          const valid = ajv.compile(schema);
+          for (const url of list) {
+            const res = await s.get(url);
+            expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).to.equal(200);
+            const answer = JSON.parse(res.body) as unknown;
+            expect(
+              valid(answer),
+              `${url} answers ${res.body.slice(0, 300)}: ${ajv.errorsText(valid.errors)}`,
+            ).to.equal(true);
+            checked++;
+          }
+        }
+        expect(checked).to.be.above(urls.size);
+        // The check can fail: an answer that differs from its schema is refused.
+        const motorList = ajv.compile(
+          doc.paths['/motors/list.json']!.get!.responses['200']!.content!['application/json']!.schema,
+        );
+        expect(motorList({ motors: [1] })).to.equal(false);
+        const status = ajv.compile(
+          doc.paths['/sim/status.json']!.get!.responses['200']!.content!['application/json']!.schema,
+        );
+        expect(status({ sim_time: 1 })).to.equal(false);
+      } finally {
+        await s.close();
+      }
+    });
+  }
 });

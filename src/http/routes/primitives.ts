@@ -33,6 +33,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       path: '/primitives/list.json',
       summary: 'all primitive names',
       answer: z.object({ primitives: names }),
+      examples: { answer: { primitives: ['dance', 'sinus'] } },
       handler: () => ({ primitives: nameList(manager.list()) }),
     }),
     route({
@@ -42,6 +43,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       description:
         'The same list under both keys: `primitives` (REST API 4.0.0) and `running_primitives` (pypot).',
       answer: z.object({ primitives: names, running_primitives: names }),
+      examples: { answer: { primitives: ['dance'], running_primitives: ['dance'] } },
       handler: () => {
         const running = nameList(manager.runningList());
         return { primitives: running, running_primitives: [...running] };
@@ -53,6 +55,11 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       summary: 'custom primitive files that could not be loaded, with the reason',
       beyondV4: true,
       answer: z.object({ problems: z.array(z.object({ file: z.string(), reason: z.string() })) }),
+      examples: {
+        answer: {
+          problems: [{ file: 'primitives/broken.ts', reason: 'no default export: export a Primitive class' }],
+        },
+      },
       handler: () => ({ problems: manager.loadProblems.map((p) => ({ file: p.file, reason: p.reason })) }),
     }),
     route({
@@ -60,6 +67,21 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       path: '/primitives/:primitive/status.json',
       summary: "a primitive's state and the error that ended its last run (null if none)",
       beyondV4: true,
+      answer: z.object({
+        primitive: z.string(),
+        state: z.enum(['stopped', 'running', 'paused']),
+        running: z.boolean().meta({ description: 'running or paused' }),
+        last_error: z
+          .string()
+          .nullable()
+          .meta({
+            description: 'why its last run ended on a failure (a throw, a crash, a watchdog); null if none',
+          }),
+        isolated: z.boolean().meta({ description: 'a custom primitive, run in its own worker thread' }),
+      }),
+      examples: {
+        answer: { primitive: 'sinus', state: 'stopped', running: false, last_error: null, isolated: false },
+      },
       handler: ({ params }) => manager.status(params.primitive),
     }),
     lifecycle('start', 'started', 'start a primitive (a running one stays as it is)'),
@@ -71,6 +93,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       path: '/primitives/:primitive/properties/list.json',
       summary: "a primitive's property names",
       answer: z.object({ property: names }),
+      examples: { answer: { property: ['amplitude', 'frequency', 'motors'] } },
       handler: ({ params }) => ({
         property: nameList(manager.propertiesOf(manager.get(params.primitive))),
       }),
@@ -100,6 +123,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
       path: '/primitives/:primitive/methods/list.json',
       summary: "a primitive's method names",
       answer: z.object({ methods: names }),
+      examples: { answer: { methods: ['reset'] } },
       handler: ({ params }) => ({ methods: nameList(manager.methodsOf(manager.get(params.primitive))) }),
     }),
     route({

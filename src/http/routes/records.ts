@@ -3,7 +3,6 @@ import { RobotError } from '../../core/errors.ts';
 import { assertMoveName } from '../../records/move.ts';
 import { MAX_REPLAY_SPEED, MIN_REPLAY_SPEED } from '../../records/player.ts';
 import type { RecordsService } from '../../records/service.ts';
-import { objectBody } from '../body.ts';
 import { route, type RouteSpec } from '../route.ts';
 import { lenientNumber, nameToWord } from '../schema.ts';
 
@@ -48,12 +47,16 @@ const trajectory = z
   .catchall(z.unknown())
   .meta({ description: '{<move>: {<t>: {<motor>: [position, speed]}}, length}' });
 
-/** Documented only (z.unknown validates nothing): the move file reader checks it, naming the frame and motor at fault. */
-const uploadBody = z.unknown().meta({
-  description:
-    "a move as pypot's Move.save writes it: {framerate: frames per second, positions: {<t seconds>: {<motor>: " +
-    '[position degrees, speed]}}}',
-});
+/**
+ * An object; its fields are checked by the move file reader, which names the frame and motor at fault (a schema
+ * here would say less).
+ */
+const uploadBody = z
+  .looseObject({
+    framerate: z.unknown().meta({ description: 'frames per second of the recording' }),
+    positions: z.unknown().meta({ description: '{<t seconds>: {<motor>: [position degrees, speed]}}' }),
+  })
+  .meta({ description: "a move as pypot's Move.save writes it: {framerate, positions}" });
 
 /** REST-API.md 4.4 with the rules of CONTRACT.md 4. */
 export function recordRoutes(records: RecordsService): RouteSpec[] {
@@ -72,6 +75,9 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       summary: 'move files that cannot be read (left out of list.json), with the reason',
       beyondV4: true,
       answer: z.object({ problems: z.array(z.object({ file: z.string(), reason: z.string() })) }),
+      examples: {
+        answer: { problems: [{ file: 'broken.record', reason: 'not JSON: Unexpected end of JSON input' }] },
+      },
       handler: async () => ({ problems: await records.problems() }),
     }),
     route({
@@ -153,7 +159,7 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
         'Checked like a move file read from disk (frames, motors of this robot); saved atomically, replacing a ' +
         'saved move of that name. 409 while that move is recorded or replayed.',
       beyondV4: true,
-      bareBody: uploadBody,
+      body: uploadBody,
       tip: UPLOAD_TIP,
       answer: z.object({ frames: z.number() }).catchall(z.string()),
       examples: {
@@ -163,7 +169,7 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       handler: async ({ params, body }) => {
         const name = params.move;
         assertMoveName(name);
-        const frames = await records.upload(name, objectBody(body, UPLOAD_TIP));
+        const frames = await records.upload(name, body);
         return { [name]: 'uploaded', frames };
       },
     }),

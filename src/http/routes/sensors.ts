@@ -8,7 +8,9 @@ import { normalisedPosition } from '../../vision/detect.ts';
 import { MARKER_CODES, markerName } from '../../vision/marker.ts';
 import { encodePngAsync, pngDataUrl } from '../../vision/png.ts';
 import type { MarkerWatcher } from '../../vision/watcher.ts';
-import { RawReply, type RouteSpec } from '../route.ts';
+import { z } from 'zod';
+import { RawReply, route, type RouteSpec } from '../route.ts';
+import { anyValue } from '../schema.ts';
 
 export interface SensorSources {
   /** The robot's camera, if it has one. */
@@ -19,6 +21,21 @@ export interface SensorSources {
 
 const CAMERA_REGISTERS = ['frame', 'resolution', 'fps', 'index'] as const;
 const DETECTOR_REGISTERS = ['markers'] as const;
+const names = z.array(z.string());
+const point = z.array(z.number()).length(2);
+const marker = z.object({
+  id: z.number().int().meta({ description: 'the ArUco marker id' }),
+  position: point.meta({ description: 'centre in the image, each coordinate 0 .. 1 from the top left' }),
+  name: z.string().nullable().meta({ description: 'tetris, caribou or lapin; null for other markers' }),
+  corners: z.array(point).length(4).meta({ description: 'corners in pixels, in the marker’s own order' }),
+});
+/** One register and its value: frame (PNG data URL), resolution ([width, height]), fps, index (-1), markers. */
+const sensorValue = z.record(z.string(), z.union([z.string(), z.number(), point, z.array(marker)])).meta({
+  description:
+    '{<register>: value}: frame is a PNG data URL, resolution [width, height] pixels, fps a number, index -1 ' +
+    '(the first camera found), markers the detected markers',
+});
+
 const LIST_TIP = 'GET /sensors/list.json lists the sensors';
 const registersTip = (sensor: string) => `GET /sensors/${sensor}/registers/list.json lists its registers`;
 
@@ -94,62 +111,79 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
   };
 
   return [
-    {
+    route({
       method: 'GET',
       path: '/sensors/list.json',
       summary: 'all sensor names',
+      answer: z.object({ sensors: names }),
+      examples: { answer: { sensors: ['camera', 'marker_detector'] } },
       handler: () => ({ sensors: [...sensors.keys()] }),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/sensors/:sensor/registers/list.json',
       summary: "a sensor's register names",
-      handler: ({ params }) => ({ registers: [...registersOf(params.sensor!)] }),
-    },
-    {
+      answer: z.object({ registers: names }),
+      examples: { answer: { registers: [...CAMERA_REGISTERS] } },
+      handler: ({ params }) => ({ registers: [...registersOf(params.sensor)] }),
+    }),
+    route({
       method: 'GET',
       path: '/sensors/:sensor/registers/:register/value.json',
       summary: 'read a sensor register (frame is a PNG data URL)',
-      handler: async ({ params }) => ({ [params.register!]: await read(params.sensor!, params.register!) }),
-    },
-    {
+      answer: sensorValue,
+      examples: { answer: { resolution: [640, 480] } },
+      handler: async ({ params }) => ({ [params.register]: await read(params.sensor, params.register) }),
+    }),
+    route({
       method: 'POST',
       path: '/sensors/:sensor/registers/:register/value.json',
       summary: 'sensor registers are read-only: always 403 (404 for an unknown sensor or register)',
+      bareBody: anyValue,
+      answer: z.never().meta({ description: 'never: every sensor register is read-only' }),
       handler: ({ params }) => {
-        checkRegister(params.sensor!, params.register!);
+        checkRegister(params.sensor, params.register);
         throw readOnly(
           `the register "${params.register}" of sensor "${params.sensor}" is read-only`,
-          registersTip(params.sensor!),
+          registersTip(params.sensor),
           'sensor registers can only be read',
         );
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/sensors/camera/frame.png',
       summary: 'what the camera sees now, as a PNG image',
+      produces: 'image/png',
       handler: async () => new RawReply('image/png', await framePng()),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/sensors/code/list.json',
       summary: 'names of the marker cards detected now',
+      answer: z.object({
+        codes: z
+          .array(z.union([z.string(), z.number().int()]))
+          .meta({ description: 'card names (tetris, caribou, lapin); marker ids in the pypot profile' }),
+      }),
+      examples: { answer: { codes: ['tetris'] } },
       handler: () => {
-        const names = watcher()
+        const found = watcher()
           .latest()
           .markers.map((m) => markerName(m.id))
           .filter((n): n is string => n !== undefined);
-        return { codes: [...new Set(names)] };
+        return { codes: [...new Set(found)] };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/sensors/code/:code.json',
       summary: 'whether a marker card (tetris, caribou, lapin or rabbit) is detected now',
+      answer: z.object({ found: z.boolean() }),
+      examples: { answer: { found: true } },
       handler: ({ params }) => {
         const w = watcher();
-        const name = params.code!;
+        const name = params.code;
         const id = MARKER_CODES[name];
         if (id === undefined)
           throw notFound(
@@ -159,6 +193,6 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
           );
         return { found: w.latest().markers.some((m) => m.id === id) };
       },
-    },
+    }),
   ];
 }

@@ -133,7 +133,7 @@ describe('deploy gate', function () {
     const good = moveToJson(gentleErgoMove(0.2));
     for (const [name, body, pattern] of [
       ['-bad', good, /Invalid move name/],
-      ['nodata', {}, /missing "framerate"/],
+      ['nodata', {}, /framerate is missing/],
       [
         'badspeed',
         { framerate: 50, positions: { '0': { m1: [0, 'x'] } } },

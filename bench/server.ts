@@ -55,6 +55,25 @@ export async function startServerProcess(args: readonly string[]): Promise<Runni
   return { url, child, startMs: performance.now() - started };
 }
 
+/** The framework's ceiling: bench/trivial-server.ts (one trivial fastify route) in its own process. */
+export async function startTrivialServer(): Promise<RunningServer> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+?)\/? /.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`trivial server exited with ${code}: ${out}`)));
+  });
+  return { url, child, startMs: performance.now() - started };
+}
+
 export async function stopServerProcess(server: RunningServer): Promise<void> {
   if (server.child.exitCode !== null) return;
   server.child.kill('SIGTERM');
@@ -108,23 +127,11 @@ export interface EdgeResult {
  * the best round of each is compared.
  */
 export async function runEdgeBench(rounds = 5, seconds = 3): Promise<EdgeResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const trivial = await startTrivialServer();
   const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
   try {
-    const trivialUrl = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (http:\/\/\S+?)\/? /.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`trivial server exited with ${code}: ${out}`)));
-    });
     const targets = {
-      trivial: `${trivialUrl}/trivial.json`,
+      trivial: `${trivial.url}/trivial.json`,
       register: `${torso.url}/motors/head_z/registers/present_position/value.json`,
       robot: `${torso.url}/robot.json`,
     };
@@ -139,8 +146,7 @@ export async function runEdgeBench(rounds = 5, seconds = 3): Promise<EdgeResult>
       }
     return { rounds: out, seconds };
   } finally {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    await stopServerProcess(trivial);
     await stopServerProcess(torso);
   }
 }

@@ -29,6 +29,11 @@ interface RobotSpec {
   joints: readonly JointRow[];
   links: readonly LinkRow[];
   material: (link: string) => string;
+  /**
+   * The root link's collision box stops at its child joints instead of being padded past them: true where the root
+   * link is a servo whose horn is the child joint (the Ergo Jr's m1 XL-320: its top face is the horn's plane).
+   */
+  rootStopsAtChildJoints?: boolean;
 }
 
 const ERGO_JOINTS: readonly JointRow[] = [
@@ -159,6 +164,7 @@ const ROBOTS: readonly RobotSpec[] = [
     joints: ERGO_JOINTS,
     links: ERGO_LINKS,
     material: (link) => (link === 'long_U' ? 'white' : 'grey'),
+    rootStopsAtChildJoints: true,
   },
   { file: 'torso.urdf', robotName: 'PoppyTorso', config: 'torso.json', joints: TORSO_JOINTS, links: TORSO_LINKS, material: poppyMaterial },
   {
@@ -225,6 +231,28 @@ function collisionBox(row: LinkRow, childOrigins: readonly Triple[], servo: Trip
   return { center, size };
 }
 
+/**
+ * A box no longer padded past the given joint origins along the axis each lies on (the child's box starts there).
+ * The Ergo Jr's base padded 12 mm up into its long_U stopped m2 at -104 degrees against section_1, short of the
+ * idle posture's -110 that the real robot takes.
+ */
+function boxStoppedAtJoints(
+  box: { center: Triple; size: Triple },
+  jointOrigins: readonly Triple[],
+): { center: Triple; size: Triple } {
+  const lo = [0, 1, 2].map((k) => box.center[k]! - box.size[k]! / 2);
+  const hi = [0, 1, 2].map((k) => box.center[k]! + box.size[k]! / 2);
+  for (const c of jointOrigins) {
+    const k = [0, 1, 2].reduce((a, b) => (Math.abs(c[b]!) > Math.abs(c[a]!) ? b : a));
+    if (c[k]! > 0) hi[k] = Math.min(hi[k]!, c[k]!);
+    else lo[k] = Math.max(lo[k]!, c[k]!);
+  }
+  return {
+    center: [0, 1, 2].map((k) => Number(fmt((lo[k]! + hi[k]!) / 2))) as Triple,
+    size: [0, 1, 2].map((k) => Number(fmt(hi[k]! - lo[k]!))) as Triple,
+  };
+}
+
 function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
   const motorByName = new Map(motors.map((m) => [m.name, m]));
   const servoOf = (joint: string): (typeof SERVOS)[string] => {
@@ -254,14 +282,19 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
     const [ixx, ixy, ixz, iyy, iyz, izz] = link[3].split(' ');
     const origin = `<origin xyz="${box.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
     const geometry = `<geometry><box size="${box.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
-    // The root link rests on the table: its collision box is its whole visual box.
+    // The root link rests on the table: its collision box is its whole visual box (or stopped at its child joints).
     const hit = parentJoint
       ? collisionBox(
           link,
           childJoints.map((j) => triple(j[3])),
           servoOf(servoJoint[0]).size,
         )
-      : box;
+      : spec.rootStopsAtChildJoints
+        ? boxStoppedAtJoints(
+            box,
+            childJoints.map((j) => triple(j[3])),
+          )
+        : box;
     const hitOrigin = `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
     const hitGeometry = `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
     out.push(

@@ -7,7 +7,7 @@
  * back-EMF line, gearbox friction folded in, see DriveCommand); limp, the gearbox friction alone, capped at the
  * friction budget (SERVO-MODELS.md §2).
  */
-import RAPIER from '@dimforge/rapier3d-compat';
+import RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot, UrdfJoint, UrdfShape } from '../urdf/types.ts';
 import type { Contact } from '../core/backend.ts';
 import type { TableConfig } from '../config/robot-config.ts';

@@ -135,14 +135,15 @@ export class MarkerWatcher {
 /** Waits `ms` of wall time; rejects with an AbortError when `signal` aborts. */
 function wallDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(new AbortError());
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortError());
+    };
+    // The listener goes with the wait: left on the watcher's long-lived signal, one piled up per capped detection.
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

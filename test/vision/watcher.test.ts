@@ -92,4 +92,29 @@ describe('marker watcher: the wall-time cap of a fast sim', () => {
       await watcher.close();
     }
   });
+
+  it('leaves no listener behind on its signal after each wait on the wall', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    const clock = new SteppedClock();
+    const camera = new FakeCamera();
+    // 200 per wall second: each sim period that comes at once waits 5 ms on the wall before it detects.
+    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 200 });
+    watcher.start();
+    try {
+      for (let i = 0; i < 15; i++) {
+        // Two sim periods at once: the second one waits on the wall, then detects.
+        await advanceManualClock(clock, 2);
+        await new Promise((r) => setTimeout(r, 8));
+      }
+      expect(camera.grabs).to.be.at.least(10);
+      // Node warns from the 11th listener on one signal (MaxListenersExceededWarning).
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).to.deep.equal([]);
+    } finally {
+      process.off('warning', onWarning);
+      await watcher.close();
+    }
+  });
 });

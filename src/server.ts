@@ -35,6 +35,7 @@ import { MARKER_CODES } from './vision/marker.ts';
 import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
+import { FfmpegCamera } from './real/camera.ts';
 import { busRoutes } from './real/routes.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
@@ -102,7 +103,19 @@ async function loadRobotUrdf(config: RobotConfig): Promise<UrdfRobot> {
 async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: UrdfRobot): Promise<Backend> {
   if (opts.backend === 'real') {
     const logger = opts.logger ?? silentLogger;
-    return new RealBackend({ ...opts.real, config, log: (line) => logger.warn(line) });
+    const log = (line: string) => logger.warn(line);
+    let camera: FfmpegCamera | undefined;
+    if (opts.camera) {
+      if (!config.camera)
+        throw new ConfigError('--camera', `the robot ${config.name} has no camera in its config`);
+      camera = new FfmpegCamera({
+        source: opts.camera,
+        resolution: config.camera.resolution,
+        fps: config.camera.fps,
+        log,
+      });
+    }
+    return new RealBackend({ ...opts.real, config, camera, log });
   }
   return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt });
 }

@@ -1,0 +1,207 @@
+/**
+ * The real robot's camera: frames from ffmpeg (Debian's package), raw RGB on its standard output, so one code path
+ * serves a V4L2 webcam (`--camera=/dev/video0`, the Ergo Jr's Raspberry Pi camera through its V4L2 driver), a
+ * picture or a video looped (`--camera=card.png`), a stream URL, or any ffmpeg input (`--camera="-f lavfi -i testsrc"`).
+ *
+ * ffmpeg starts at the first grab (an idle camera costs nothing) and stops after IDLE_STOP_MS without one; the
+ * latest frame is kept and served while it is younger than a few frame periods. When ffmpeg dies (camera unplugged,
+ * bad input), grabs answer a hardware error (HTTP 503) naming its last words, and the next grab after a back-off
+ * starts it again: the motors never wait for the camera.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Camera, Frame } from '../core/backend.ts';
+import { hardwareError } from '../core/errors.ts';
+
+/** ffmpeg is stopped after this long without a grab (ms). */
+const IDLE_STOP_MS = 30_000;
+/** First restart delay after ffmpeg ends on its own, doubled per failure up to MAX_BACKOFF_MS. */
+const FIRST_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 10_000;
+/** How long a grab waits for the first frame of a freshly started ffmpeg (a V4L2 device may take a second). */
+const START_TIMEOUT_MS = 5_000;
+const TIP =
+  'check the --camera source (a V4L2 device such as /dev/video0, a picture, a URL, or ffmpeg input options) and that ffmpeg is installed (apt-get install ffmpeg)';
+
+export interface FfmpegCameraOptions {
+  /** `/dev/video<N>`, a file or URL, `lavfi:<filtergraph>`, or ffmpeg input options starting with `-`. */
+  readonly source: string;
+  readonly resolution: readonly [number, number];
+  readonly fps: number;
+  /** The ffmpeg executable (default `ffmpeg` on the PATH). */
+  readonly ffmpeg?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** ffmpeg's input options for a --camera source. */
+export function ffmpegInput(source: string, resolution: readonly [number, number], fps: number): string[] {
+  const size = `${resolution[0]}x${resolution[1]}`;
+  if (source.startsWith('-')) return source.split(/\s+/).filter(Boolean);
+  if (source.startsWith('/dev/video'))
+    return ['-f', 'v4l2', '-video_size', size, '-framerate', String(fps), '-i', source];
+  if (source.startsWith('lavfi:')) return ['-f', 'lavfi', '-i', source.slice('lavfi:'.length)];
+  if (/\.(png|jpe?g|bmp|gif|webp)$/i.test(source))
+    return ['-loop', '1', '-framerate', String(fps), '-i', source];
+  if (/^[a-z]+:\/\//i.test(source)) return ['-i', source];
+  // A video file: looped, at its own pace.
+  return ['-re', '-stream_loop', '-1', '-i', source];
+}
+
+export class FfmpegCamera implements Camera {
+  readonly resolution: readonly [number, number];
+  readonly fps: number;
+  readonly #opts: FfmpegCameraOptions;
+  readonly #frameBytes: number;
+  #child: ChildProcess | undefined;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #latest: { frame: Frame; at: number } | undefined;
+  #waiters: { resolve: (f: Frame) => void; reject: (e: Error) => void }[] = [];
+  #lastGrab = 0;
+  #stderrTail = '';
+  #failure: { message: string; retryAt: number; backoff: number } | undefined;
+  #closed = false;
+  #frames = 0;
+
+  constructor(opts: FfmpegCameraOptions) {
+    this.#opts = opts;
+    this.resolution = opts.resolution;
+    this.fps = opts.fps;
+    this.#frameBytes = opts.resolution[0] * opts.resolution[1] * 3;
+  }
+
+  /** Frames received from ffmpeg since start (tests, diagnostics). */
+  get framesReceived(): number {
+    return this.#frames;
+  }
+
+  /** ffmpeg's process id while it runs (diagnostics, tests). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Whether ffmpeg is running now. */
+  get running(): boolean {
+    return this.#child !== undefined;
+  }
+
+  async grab(): Promise<Frame> {
+    if (this.#closed) throw hardwareError('the camera is closed');
+    const now = performance.now();
+    this.#lastGrab = now;
+    const latest = this.#latest;
+    // Served while younger than three frame periods: a live stream replaces it long before.
+    if (this.#child && latest && now - latest.at < 3000 / this.fps) return latest.frame;
+    if (!this.#child) {
+      const failure = this.#failure;
+      if (failure && now < failure.retryAt)
+        throw hardwareError(`the camera is not available: ${failure.message}`, TIP);
+      this.#start();
+    }
+    return this.#nextFrame(this.#latest ? Math.max(1000, 5000 / this.fps) : START_TIMEOUT_MS);
+  }
+
+  /** Stops ffmpeg; grabs then fail. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#stop();
+    this.#rejectWaiters(hardwareError('the camera is closed'));
+  }
+
+  #nextFrame(timeoutMs: number): Promise<Frame> {
+    return new Promise<Frame>((resolve, reject) => {
+      const waiter = {
+        resolve: (f: Frame) => (clearTimeout(timer), resolve(f)),
+        reject: (e: Error) => (clearTimeout(timer), reject(e)),
+      };
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(hardwareError(`no frame from the camera within ${timeoutMs} ms`, TIP, this.#stderrTail));
+      }, timeoutMs);
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #start(): void {
+    const [w, h] = this.resolution;
+    const args = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      ...ffmpegInput(this.#opts.source, this.resolution, this.fps),
+      '-an',
+      '-vf',
+      `scale=${w}:${h},fps=${this.fps}`,
+      '-pix_fmt',
+      'rgb24',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ];
+    const child = spawn(this.#opts.ffmpeg ?? 'ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#stderrTail = '';
+    child.stdout!.on('data', (chunk: Buffer) => this.#onData(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.#stderrTail = (this.#stderrTail + chunk.toString()).slice(-500);
+    });
+    child.on('error', (err) => this.#ended(child, `cannot run ffmpeg: ${err.message}`));
+    child.on('exit', (code, signal) => {
+      const words = this.#stderrTail.trim().split('\n').pop() ?? '';
+      this.#ended(child, `ffmpeg ended (${signal ?? `exit code ${code}`})${words ? `: ${words}` : ''}`);
+    });
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#pending.push(chunk);
+    this.#pendingBytes += chunk.length;
+    while (this.#pendingBytes >= this.#frameBytes) {
+      const all = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
+      const rgb = Buffer.from(all.subarray(0, this.#frameBytes));
+      const rest = all.subarray(this.#frameBytes);
+      this.#pending = rest.length ? [rest] : [];
+      this.#pendingBytes = rest.length;
+      const frame: Frame = { width: this.resolution[0], height: this.resolution[1], rgb };
+      const now = performance.now();
+      this.#latest = { frame, at: now };
+      this.#frames++;
+      this.#failure = undefined;
+      const waiters = this.#waiters;
+      this.#waiters = [];
+      for (const w of waiters) w.resolve(frame);
+    }
+    if (performance.now() - this.#lastGrab > IDLE_STOP_MS) void this.#stop();
+  }
+
+  #ended(child: ChildProcess, message: string): void {
+    if (this.#child !== child) return;
+    this.#child = undefined;
+    this.#latest = undefined;
+    if (this.#closed || child.killed) return;
+    const backoff = Math.min(MAX_BACKOFF_MS, this.#failure ? this.#failure.backoff * 2 : FIRST_BACKOFF_MS);
+    this.#failure = { message, retryAt: performance.now() + backoff, backoff };
+    this.#opts.log?.(`camera: ${message}; retrying on the next grab after ${backoff} ms`);
+    this.#rejectWaiters(hardwareError(`the camera is not available: ${message}`, TIP));
+  }
+
+  #rejectWaiters(err: Error): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+
+  async #stop(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    this.#child = undefined;
+    this.#latest = undefined;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 1000);
+    await exited;
+    clearTimeout(timer);
+  }
+}

@@ -11,6 +11,7 @@ import {
 import { runIkBench } from './ik.ts';
 import { runFidelityBench } from './fidelity.ts';
 import { runVisionBench } from './vision.ts';
+import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -224,4 +225,8 @@ row('REST p99 with 10 viewers at 50 Hz', `${fmt(withViewers.p99Ms)} ms`, '< 5 ms
 console.log(
   `      (the trivial fastify route under the same load: p99 ${fmt(floor.p99Ms)} ms, this machine's and client's floor)`,
 );
+console.log('\n== Real backend over the bus emulator (emulator process, server here, autocannon process) ==');
+const real = realReport(await runRealBench(quick));
+for (const line of real.lines) console.log(line);
+for (const r of real.rows) row(r.name, r.value, r.target, r.ok, r.ratio);
 process.exit(0);

@@ -1,0 +1,283 @@
+/**
+ * The real backend over the bus emulator (issue 11): the emulator in its own process (as servos are other hardware),
+ * the server in this one, the REST load from an autocannon process.
+ * - Highest sync-loop rate at 1 Mbaud: the loop asked for 1000 Hz runs its cycles back to back; the bus limit is
+ *   the wire time of the bytes one cycle really sent and received (10 bits a byte), counted on the serial link.
+ * - At 50 Hz: how late each cycle starts against its schedule, idle and under 10 REST connections.
+ * - REST register reads per second on the real backend, against the sim at real time.
+ * `npx tsx bench/real.ts` runs it alone (BENCH_QUICK=1: shorter runs).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type RobotServer, createRobotServer } from '../src/server.ts';
+import type { RealBackend } from '../src/real/backend.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface LoopRate {
+  readonly robot: string;
+  readonly protocol: number;
+  readonly motors: number;
+  /** Cycles per second with the loop asked for 1000 Hz. */
+  readonly achievedHz: number;
+  /** Bytes on the wire per cycle (sent + received), measured on the link. */
+  readonly bytesPerCycle: number;
+  /** 1 / (wire time of those bytes at the baud rate). */
+  readonly busLimitHz: number;
+  readonly baud: number;
+}
+
+export interface Lateness {
+  readonly robot: string;
+  readonly load: 'idle' | '10 REST connections';
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly cycles: number;
+  readonly restPerSecond?: number;
+}
+
+export interface RestRate {
+  readonly robot: string;
+  readonly real: number;
+  readonly sim: number;
+}
+
+export interface RealBenchResult {
+  readonly rates: LoopRate[];
+  readonly lateness: Lateness[];
+  readonly rest: RestRate[];
+}
+
+async function startEmulatorProcess(robot: string): Promise<{ child: ChildProcess; device: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/main.ts', '--robot', robot], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const device = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /^(\/\S+)\n/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}`)));
+  });
+  return { child, device };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+/** autocannon in its own process: requests per second over `seconds`, 10 connections. */
+async function restLoad(url: string, seconds: number): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+      '-c',
+      '10',
+      '-d',
+      String(seconds),
+      '--json',
+      url,
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  await once(child, 'exit');
+  const result = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number };
+  if (result.non2xx || result.errors)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function listen(server: RobotServer): Promise<string> {
+  await server.app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = server.app.server.address();
+  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+}
+
+/** Start times of the robot's cycles (performance.now, ms), recorded from now on. */
+function recordCycleStarts(server: RobotServer): { starts: number[]; stop(): void } {
+  const robot = server.robot;
+  const starts: number[] = [];
+  const tick = robot.tick.bind(robot);
+  robot.tick = () => {
+    starts.push(performance.now());
+    return tick();
+  };
+  return { starts, stop: () => (robot.tick = tick) };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * How late each cycle started against the loop's schedule, which it keeps as src/robot/robot.ts does: one period
+ * after the previous due time, started afresh from now when it fell more than five periods behind.
+ */
+function lateness(starts: number[], hz: number): { p50: number; p99: number; max: number } {
+  const period = 1000 / hz;
+  const late: number[] = [];
+  let due = starts[0]!;
+  for (const t of starts) {
+    if (t - due > 5 * period) due = t;
+    late.push(Math.max(0, t - due));
+    due += period;
+  }
+  late.sort((a, b) => a - b);
+  return { p50: percentile(late, 50), p99: percentile(late, 99), max: late.at(-1)! };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runRealBench(quick = false): Promise<RealBenchResult> {
+  const seconds = quick ? 2 : 5;
+  const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-bench-real-'));
+  const out: RealBenchResult = { rates: [], lateness: [], rest: [] };
+  try {
+    for (const robot of ['ergo-jr', 'torso']) {
+      const emulator = await startEmulatorProcess(robot);
+      try {
+        // Highest rate: asked for 1000 Hz, the loop runs its cycles back to back.
+        const fast = await createRobotServer({
+          backend: 'real',
+          robot,
+          real: { serial: emulator.device },
+          loopHz: 1000,
+          recordsDir: records,
+        });
+        try {
+          await sleep(500);
+          const link = (fast.backend as RealBackend).link;
+          const ticks0 = fast.robot.ticks;
+          const bytes0 = link.stats.sent + link.stats.received;
+          const t0 = performance.now();
+          await sleep(seconds * 1000);
+          const cycles = fast.robot.ticks - ticks0;
+          const bytesPerCycle = (link.stats.sent + link.stats.received - bytes0) / cycles;
+          const baud = link.opts.baud;
+          out.rates.push({
+            robot,
+            protocol: link.protocol,
+            motors: fast.config.motors.length,
+            achievedHz: cycles / ((performance.now() - t0) / 1000),
+            bytesPerCycle,
+            busLimitHz: baud / (bytesPerCycle * 10),
+            baud,
+          });
+        } finally {
+          await fast.close();
+        }
+        // 50 Hz: lateness idle, then under 10 REST connections; then REST throughput.
+        const server = await createRobotServer({
+          backend: 'real',
+          robot,
+          real: { serial: emulator.device },
+          loopHz: 50,
+          recordsDir: records,
+        });
+        try {
+          const url = await listen(server);
+          const reg = `${url}/motors/${server.config.motors[0]!.name}/registers/present_position/value.json`;
+          await sleep(500);
+          for (const load of ['idle', '10 REST connections'] as const) {
+            const cycles = recordCycleStarts(server);
+            const rest =
+              load === 'idle' ? (await sleep(seconds * 1000), undefined) : await restLoad(reg, seconds);
+            cycles.stop();
+            const l = lateness(cycles.starts, 50);
+            out.lateness.push({
+              robot,
+              load,
+              p50Ms: l.p50,
+              p99Ms: l.p99,
+              maxMs: l.max,
+              cycles: cycles.starts.length,
+              restPerSecond: rest,
+            });
+          }
+          const sim = await createRobotServer({ backend: 'sim', robot, speed: 1, recordsDir: records });
+          try {
+            const simUrl = await listen(sim);
+            const simReg = `${simUrl}/motors/${sim.config.motors[0]!.name}/registers/present_position/value.json`;
+            await restLoad(simReg, 1); // warm-up
+            out.rest.push({
+              robot,
+              real: await restLoad(reg, seconds),
+              sim: await restLoad(simReg, seconds),
+            });
+          } finally {
+            await sim.close();
+          }
+        } finally {
+          await server.close();
+        }
+      } finally {
+        await stop(emulator.child);
+      }
+    }
+  } finally {
+    rmSync(records, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** Report lines, with the issue's targets: loop rate >= 70 % of the bus limit, p99 lateness <= 2 ms under load. */
+export function realReport(r: RealBenchResult): {
+  lines: string[];
+  rows: { name: string; value: string; target: string; ok: boolean; ratio?: number }[];
+} {
+  const lines: string[] = [];
+  const rows: { name: string; value: string; target: string; ok: boolean; ratio?: number }[] = [];
+  for (const x of r.rates) {
+    lines.push(
+      `      ${x.robot.padEnd(8)} protocol ${x.protocol}.0, ${x.motors} servos: ${x.achievedHz.toFixed(0)} cycles/s back to back; ${x.bytesPerCycle.toFixed(0)} bytes a cycle = bus limit ${x.busLimitHz.toFixed(0)} Hz at ${x.baud} baud`,
+    );
+    rows.push({
+      name: `sync loop rate / bus limit (${x.robot})`,
+      value: `${((100 * x.achievedHz) / x.busLimitHz).toFixed(0)} %`,
+      target: '>= 70 %',
+      ok: x.achievedHz >= 0.7 * x.busLimitHz,
+      ratio: x.achievedHz / x.busLimitHz,
+    });
+  }
+  for (const l of r.lateness) {
+    lines.push(
+      `      ${l.robot.padEnd(8)} 50 Hz, ${l.load.padEnd(19)}: cycle start late p50 ${l.p50Ms.toFixed(2)} ms, p99 ${l.p99Ms.toFixed(2)} ms, max ${l.maxMs.toFixed(1)} ms over ${l.cycles} cycles` +
+        (l.restPerSecond !== undefined ? ` (REST ${l.restPerSecond.toFixed(0)} req/s meanwhile)` : ''),
+    );
+    if (l.load !== 'idle')
+      rows.push({
+        name: `50 Hz loop p99 lateness, 10 REST conns (${l.robot})`,
+        value: `${l.p99Ms.toFixed(2)} ms`,
+        target: '<= 2 ms',
+        ok: l.p99Ms <= 2,
+      });
+  }
+  for (const x of r.rest)
+    lines.push(
+      `      ${x.robot.padEnd(8)} GET register value: real ${x.real.toFixed(0)} req/s, sim ${x.sim.toFixed(0)} req/s (${(x.real / x.sim).toFixed(2)}x)`,
+    );
+  return { lines, rows };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { lines, rows } = realReport(await runRealBench(process.env.BENCH_QUICK === '1'));
+  for (const line of lines) console.log(line);
+  for (const row of rows)
+    console.log(
+      `${row.ok ? 'PASS' : 'MISS'}  ${row.name.padEnd(52)} ${row.value.padStart(16)}   target ${row.target}`,
+    );
+  process.exit(0);
+}

@@ -24,7 +24,11 @@ export interface IsolationOptions {
   readonly heartbeatMs: number;
   /** A worker that has not answered a heartbeat for this long (ms) is stopped (a busy loop). */
   readonly unresponsiveMs: number;
-  /** Loading a module (its top level and factory) may take this long (ms). */
+  /**
+   * Loading a module (its top level and factory) may take this long (ms), counted once the worker has booted: a
+   * worker's boot (the TypeScript loader, the primitive library) slows with the machine's load and with the other
+   * workers booting beside it, and is no fault of the module.
+   */
   readonly loadTimeoutMs: number;
   /** A property read or write, a method call, a start or a stop may take this long (ms); then 504. */
   readonly callTimeoutMs: number;
@@ -39,6 +43,9 @@ export const DEFAULT_ISOLATION: IsolationOptions = {
   callTimeoutMs: 5000,
   memoryMb: 128,
 };
+
+/** A worker's boot, before its module loads, may take this long (ms): only a boot that hangs reaches it. */
+const BOOT_TIMEOUT_MS = 60_000;
 
 const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;
 
@@ -80,13 +87,23 @@ export class WorkerLink {
     let failed!: (e: Error) => void;
     this.ready = new Promise<Declarations>((resolve, reject) => ((loaded = resolve), (failed = reject)));
     this.ready.catch(() => {});
-    const loadTimer = setTimeout(
-      () =>
-        this.kill(`loading did not finish within ${options.loadTimeoutMs / 1000} s (a busy loop at load?)`),
-      options.loadTimeoutMs,
+    // Until the worker has booted, only a generous limit (a boot that never ends); then the module's own limit.
+    let loadTimer = setTimeout(
+      () => this.kill(`its worker did not boot within ${BOOT_TIMEOUT_MS / 1000} s`),
+      BOOT_TIMEOUT_MS,
     );
     this.#worker.on('message', (m: FromWorker) => {
       switch (m.type) {
+        case 'booted':
+          clearTimeout(loadTimer);
+          loadTimer = setTimeout(
+            () =>
+              this.kill(
+                `loading did not finish within ${options.loadTimeoutMs / 1000} s (a busy loop at load?)`,
+              ),
+            options.loadTimeoutMs,
+          );
+          break;
         case 'loaded':
           clearTimeout(loadTimer);
           this.#watch();

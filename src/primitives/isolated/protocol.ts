@@ -34,6 +34,8 @@ export interface WireError {
 }
 
 export type FromWorker =
+  /** The worker's own code is loaded: the module's loading, under its time limit, starts now. */
+  | { type: 'booted' }
   | { type: 'loaded'; declarations: Declarations }
   | { type: 'load-failed'; reason: string }
   | {

@@ -56,6 +56,7 @@ function wire(err: unknown): WireError {
 
 async function main(): Promise<void> {
   let p: Primitive;
+  send({ type: 'booted' });
   try {
     p = await loadPrimitiveModule(input.file, ctx);
   } catch (err) {

@@ -67,16 +67,17 @@ export class SerialLink {
 
   /**
    * Sends `packet` and waits for one status packet from each of `expect` (in any order), until the last one arrives
-   * or the timeout. Runs after every transaction queued before it.
+   * or the timeout (`timeoutMs` beyond the wire time; default the link's). Runs after every transaction queued before
+   * it.
    */
-  transact(packet: Uint8Array, expect: readonly number[]): Promise<Replies> {
-    const run = () => this.#transact(packet, expect);
+  transact(packet: Uint8Array, expect: readonly number[], timeoutMs = this.timeoutMs): Promise<Replies> {
+    const run = () => this.#transact(packet, expect, timeoutMs);
     const p = this.#chain.then(run, run);
     this.#chain = p.catch(() => {});
     return p;
   }
 
-  #transact(packet: Uint8Array, expect: readonly number[]): Promise<Replies> {
+  #transact(packet: Uint8Array, expect: readonly number[], timeoutMs: number): Promise<Replies> {
     this.stats.transactions++;
     this.#parser.reset();
     this.#parser.issues.length = 0;
@@ -101,7 +102,7 @@ export class SerialLink {
         }
         resolve({ packets, errors });
       };
-      const timer = expect.length ? setTimeout(finish, this.timeoutMs + wireMs) : undefined;
+      const timer = expect.length ? setTimeout(finish, timeoutMs + wireMs) : undefined;
       this.#onPackets = (got) => {
         for (const p of got) {
           if (!wanted.has(p.id) || packets.has(p.id) || errors.has(p.id)) continue;

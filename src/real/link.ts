@@ -6,6 +6,9 @@ import { SerialPort } from 'serialport';
 import { type Packet, PacketParser, type Protocol } from '../dynamixel/packet.ts';
 import { CorruptReplyError, StatusError, TimeoutError, type BusError } from '../dynamixel/errors.ts';
 
+/** A reply timer this late (ms) says the process was busy: the line gets a grace before the servo counts silent. */
+const LATE_TIMER_MS = 2;
+
 export interface LinkOptions {
   readonly path: string;
   readonly baud: number;
@@ -87,7 +90,10 @@ export class SerialLink {
     const replyBytes = expect.length * (this.protocol === 1 ? 12 : 16);
     const wireMs = (((packet.length + replyBytes) * 10) / this.opts.baud) * 1000;
     return new Promise<Replies>((resolve) => {
+      let finished = false;
       const finish = () => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
         this.#onPackets = undefined;
         const corrupt = this.#parser.issues.length > 0;
@@ -102,7 +108,16 @@ export class SerialLink {
         }
         resolve({ packets, errors });
       };
-      const timer = expect.length ? setTimeout(finish, timeoutMs + wireMs) : undefined;
+      const limit = timeoutMs + wireMs;
+      const due = performance.now() + limit;
+      // A timeout that fires late means this process was busy (HTTP load, a GC), not that the servo was silent: the
+      // reply may be waiting in the port. Two more turns of the event loop let it be read (the port's poll, then its
+      // read on the thread pool) before the servo is counted silent.
+      const onTimer = () => {
+        if (performance.now() - due > LATE_TIMER_MS) setImmediate(() => setImmediate(finish));
+        else finish();
+      };
+      const timer = expect.length ? setTimeout(onTimer, limit) : undefined;
       this.#onPackets = (got) => {
         for (const p of got) {
           if (!wanted.has(p.id) || packets.has(p.id) || errors.has(p.id)) continue;

@@ -37,6 +37,13 @@ const LOST_AFTER = 5;
 const BLOCK = 6;
 /** Pings per motor at start-up before it counts as missing. */
 const PING_ATTEMPTS = 3;
+/**
+ * How long a start-up ping waits for its reply beyond wire time, ms (at least the link's timeout). A servo answers
+ * within a millisecond; the margin is for the host: a Raspberry Pi or a busy machine compiling the server's code at
+ * start may not read the port for tens of ms, and a servo that is there must not be reported missing for that. A
+ * missing servo costs PING_ATTEMPTS times this, once.
+ */
+const PING_TIMEOUT_MS = 150;
 /** A lost motor is asked again every PROBE_EVERY reads (not every read: each costs a timeout). */
 const PROBE_EVERY = 25;
 
@@ -365,10 +372,11 @@ export class RealBackend implements Backend {
     }
     const p = this.link.protocol;
     const missing: string[] = [];
+    const pingMs = Math.max(this.link.timeoutMs, PING_TIMEOUT_MS);
     for (const m of config.motors) {
-      let r = await this.link.transact(instructions.ping(p, m.id), [m.id]);
+      let r = await this.link.transact(instructions.ping(p, m.id), [m.id], pingMs);
       for (let attempt = 1; attempt < PING_ATTEMPTS && !r.packets.has(m.id); attempt++)
-        r = await this.link.transact(instructions.ping(p, m.id), [m.id]);
+        r = await this.link.transact(instructions.ping(p, m.id), [m.id], pingMs);
       const h = this.health.get(m.id)!;
       if (r.packets.has(m.id)) {
         h.online = true;

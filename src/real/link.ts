@@ -6,6 +6,9 @@ import { SerialPort } from 'serialport';
 import { type Packet, PacketParser, type Protocol } from '../dynamixel/packet.ts';
 import { CorruptReplyError, StatusError, TimeoutError, type BusError } from '../dynamixel/errors.ts';
 
+/** A reply timer this late (ms) says the process was busy: the line gets a grace before the servo counts silent. */
+const LATE_TIMER_MS = 2;
+
 export interface LinkOptions {
   readonly path: string;
   readonly baud: number;
@@ -67,16 +70,17 @@ export class SerialLink {
 
   /**
    * Sends `packet` and waits for one status packet from each of `expect` (in any order), until the last one arrives
-   * or the timeout. Runs after every transaction queued before it.
+   * or the timeout (`timeoutMs` beyond the wire time; default the link's). Runs after every transaction queued before
+   * it.
    */
-  transact(packet: Uint8Array, expect: readonly number[]): Promise<Replies> {
-    const run = () => this.#transact(packet, expect);
+  transact(packet: Uint8Array, expect: readonly number[], timeoutMs = this.timeoutMs): Promise<Replies> {
+    const run = () => this.#transact(packet, expect, timeoutMs);
     const p = this.#chain.then(run, run);
     this.#chain = p.catch(() => {});
     return p;
   }
 
-  #transact(packet: Uint8Array, expect: readonly number[]): Promise<Replies> {
+  #transact(packet: Uint8Array, expect: readonly number[], timeoutMs: number): Promise<Replies> {
     this.stats.transactions++;
     this.#parser.reset();
     this.#parser.issues.length = 0;
@@ -86,7 +90,10 @@ export class SerialLink {
     const replyBytes = expect.length * (this.protocol === 1 ? 12 : 16);
     const wireMs = (((packet.length + replyBytes) * 10) / this.opts.baud) * 1000;
     return new Promise<Replies>((resolve) => {
+      let finished = false;
       const finish = () => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
         this.#onPackets = undefined;
         const corrupt = this.#parser.issues.length > 0;
@@ -101,7 +108,16 @@ export class SerialLink {
         }
         resolve({ packets, errors });
       };
-      const timer = expect.length ? setTimeout(finish, this.timeoutMs + wireMs) : undefined;
+      const limit = timeoutMs + wireMs;
+      const due = performance.now() + limit;
+      // A timeout that fires late means this process was busy (HTTP load, a GC), not that the servo was silent: the
+      // reply may be waiting in the port. Two more turns of the event loop let it be read (the port's poll, then its
+      // read on the thread pool) before the servo is counted silent.
+      const onTimer = () => {
+        if (performance.now() - due > LATE_TIMER_MS) setImmediate(() => setImmediate(finish));
+        else finish();
+      };
+      const timer = expect.length ? setTimeout(onTimer, limit) : undefined;
       this.#onPackets = (got) => {
         for (const p of got) {
           if (!wanted.has(p.id) || packets.has(p.id) || errors.has(p.id)) continue;

@@ -142,4 +142,21 @@ describe('WallClock', () => {
     expect(isAbortError(err)).to.equal(true);
     expect(clock.now()).to.be.within(0, 5);
   });
+
+  it('never wakes before its time', async () => {
+    const clock = new WallClock();
+    for (let i = 0; i < 20; i++) {
+      const t = clock.now() + 0.003;
+      await clock.sleepUntil(t);
+      expect(clock.now()).to.be.at.least(t);
+    }
+  });
+
+  it("a wait already due costs a turn of the event loop, not a timer's 1 ms floor", async () => {
+    const clock = new WallClock();
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) await clock.sleepUntil(clock.now());
+    // With setTimeout(0) the 200 waits took at least 200 ms.
+    expect(performance.now() - started).to.be.below(100);
+  });
 });

@@ -42,6 +42,10 @@ export interface Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
+/** Registers read at 5 Hz rather than every cycle. */
+const SLOW_REGISTERS = ['present_voltage', 'present_temperature', 'present_current'] as const;
+type SlowRegister = (typeof SLOW_REGISTERS)[number];
+
 /** How a goto ended: `cancelled` when a newer command (or a stop) took over before it reached its target. */
 export interface GotoOutcome {
   readonly cancelled: boolean;
@@ -388,16 +392,25 @@ export class Robot {
       const l = load?.get(m.id);
       if (typeof l === 'number') m.state.presentLoad = orientRaw(m.frame, loadToPercent(l)) + 0;
     }
-    // Slow registers at 5 Hz, as pypot's slower sync loops do.
-    if (this.#ticks % Math.max(1, Math.round(this.rate / 5)) === 1 || this.#ticks <= 1)
-      await this.#readSlow();
+    // Slow registers at 5 Hz, as pypot's slower sync loops do: one register a tick on consecutive ticks, so that no
+    // cycle carries all three (on a 1.0 bus of AX-12s, which have no bulk read, that is a read per motor and register,
+    // and the cycle after it started late).
+    // (The first values were read at start, #readInitial.)
+    const every = Math.max(1, Math.round(this.rate / 5));
+    const phase = this.#ticks % every;
+    if (every <= SLOW_REGISTERS.length) {
+      if (phase === 1 % every) await this.#readSlow(SLOW_REGISTERS);
+    } else if (phase >= 1 && phase <= SLOW_REGISTERS.length)
+      await this.#readSlow([SLOW_REGISTERS[phase - 1]!]);
   }
 
-  async #readSlow(): Promise<void> {
-    const volt = await this.#busRead('present_voltage', this.motors);
-    const temp = await this.#busRead('present_temperature', this.motors);
+  async #readSlow(which: readonly SlowRegister[]): Promise<void> {
+    const read = (reg: SlowRegister, motors: readonly Motor[]) =>
+      which.includes(reg) ? this.#busRead(reg, motors) : Promise.resolve(undefined);
+    const volt = await read('present_voltage', this.motors);
+    const temp = await read('present_temperature', this.motors);
     const withCurrent = this.motors.filter((m) => m.hasRegister('present_current'));
-    const current = await this.#busRead('present_current', withCurrent);
+    const current = await read('present_current', withCurrent);
     for (const m of this.motors) {
       const v = volt?.get(m.id);
       if (typeof v === 'number') m.state.presentVoltage = voltageToVolts(v);
@@ -410,7 +423,7 @@ export class Robot {
 
   async #readInitial(): Promise<void> {
     await this.#readState();
-    await this.#readSlow();
+    await this.#readSlow(SLOW_REGISTERS);
     const read = async (reg: BusRegister, motors: readonly Motor[]) =>
       (await this.#busRead(reg, motors)) ?? new Map<number, RawValue>();
     const torque = await read('torque_enable', this.motors);

@@ -3,7 +3,9 @@
  * the server in this one, the REST load from an autocannon process.
  * - Highest sync-loop rate at 1 Mbaud: the loop asked for 1000 Hz runs its cycles back to back; the bus limit is
  *   the wire time of the bytes one cycle really sent and received (10 bits a byte), counted on the serial link.
- * - At 50 Hz: how late each cycle starts against its schedule, idle and under 10 REST connections.
+ * - At 50 Hz: how late each cycle of the sync loop (in the bus process) starts against its schedule, idle and under
+ *   10 REST connections; and how long after its cycle's start the Robot's tick (on the server's thread, which also
+ *   serves HTTP, paced by the cycles) begins, the age of the values it works on.
  * - REST register reads per second on the real backend, against the sim at real time.
  * `npx tsx bench/real.ts` runs it alone (BENCH_QUICK=1: shorter runs).
  */
@@ -34,6 +36,7 @@ export interface LoopRate {
 
 export interface Lateness {
   readonly robot: string;
+  readonly loop: 'sync loop' | 'robot tick';
   readonly load: 'idle' | '10 REST conns, 1000 req/s' | '10 REST conns flat out';
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -123,20 +126,33 @@ async function listen(server: RobotServer): Promise<string> {
   return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
 }
 
-/** Start times of the robot's cycles (performance.now, ms), recorded between start() and stop(). */
-function cycleRecorder(server: RobotServer): { starts: number[]; start(): void; stop(): void } {
+/**
+ * Start times (performance.now, ms) of the sync loop's cycles (reported by the bus worker) and of the robot's ticks,
+ * recorded between start() and stop().
+ */
+function cycleRecorder(server: RobotServer): {
+  sync: number[];
+  ticks: number[];
+  start(): void;
+  stop(): void;
+} {
   const robot = server.robot;
-  const starts: number[] = [];
+  const sync: number[] = [];
+  const ticks: number[] = [];
   const tick = robot.tick.bind(robot);
+  let off: (() => void) | undefined;
   return {
-    starts,
+    sync,
+    ticks,
     start: () => {
+      off = (server.backend as RealBackend).onCycle((c) => sync.push(c.startedAt - performance.timeOrigin));
       robot.tick = () => {
-        starts.push(performance.now());
+        ticks.push(performance.now());
         return tick();
       };
     },
     stop: () => {
+      off?.();
       robot.tick = tick;
     },
   };
@@ -163,6 +179,18 @@ function lateness(starts: number[], hz: number): { p50: number; p99: number; max
   return { p50: percentile(late, 50), p99: percentile(late, 99), max: late.at(-1)! };
 }
 
+/** How long after the start of the latest sync cycle each robot tick began (the age of the values it works on). */
+function tickDelay(sync: number[], ticks: number[]): { p50: number; p99: number; max: number } {
+  const delays: number[] = [];
+  let i = 0;
+  for (const t of ticks) {
+    while (i + 1 < sync.length && sync[i + 1]! <= t) i++;
+    if (sync[i] !== undefined && sync[i]! <= t) delays.push(t - sync[i]!);
+  }
+  delays.sort((a, b) => a - b);
+  return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays.at(-1)! };
+}
+
 export async function runRealBench(quick = false): Promise<RealBenchResult> {
   const seconds = quick ? 2 : 5;
   const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-bench-real-'));
@@ -181,17 +209,17 @@ export async function runRealBench(quick = false): Promise<RealBenchResult> {
         });
         try {
           await sleep(500);
-          const link = (fast.backend as RealBackend).link;
-          const ticks0 = fast.robot.ticks;
-          const bytes0 = link.stats.sent + link.stats.received;
+          const backend = fast.backend as RealBackend;
+          const cycles0 = backend.cycles;
+          const bytes0 = backend.stats.sent + backend.stats.received;
           const t0 = performance.now();
           await sleep(seconds * 1000);
-          const cycles = fast.robot.ticks - ticks0;
-          const bytesPerCycle = (link.stats.sent + link.stats.received - bytes0) / cycles;
-          const baud = link.opts.baud;
+          const cycles = backend.cycles - cycles0;
+          const bytesPerCycle = (backend.stats.sent + backend.stats.received - bytes0) / cycles;
+          const baud = backend.port.baud;
           out.rates.push({
             robot,
-            protocol: link.protocol,
+            protocol: backend.port.protocol,
             motors: fast.config.motors.length,
             achievedHz: cycles / ((performance.now() - t0) / 1000),
             bytesPerCycle,
@@ -226,16 +254,21 @@ export async function runRealBench(quick = false): Promise<RealBenchResult> {
                 start: cycles.start,
                 stop: cycles.stop,
               });
-            const l = lateness(cycles.starts, 50);
-            out.lateness.push({
-              robot,
-              load,
-              p50Ms: l.p50,
-              p99Ms: l.p99,
-              maxMs: l.max,
-              cycles: cycles.starts.length,
-              restPerSecond: rest,
-            });
+            for (const [loop, l, count] of [
+              ['sync loop', lateness(cycles.sync, 50), cycles.sync.length],
+              ['robot tick', tickDelay(cycles.sync, cycles.ticks), cycles.ticks.length],
+            ] as const) {
+              out.lateness.push({
+                robot,
+                loop,
+                load,
+                p50Ms: l.p50,
+                p99Ms: l.p99,
+                maxMs: l.max,
+                cycles: count,
+                restPerSecond: rest,
+              });
+            }
           }
           const sim = await createRobotServer({ backend: 'sim', robot, speed: 1, recordsDir: records });
           try {
@@ -284,10 +317,10 @@ export function realReport(r: RealBenchResult): {
   }
   for (const l of r.lateness) {
     lines.push(
-      `      ${l.robot.padEnd(8)} 50 Hz, ${l.load.padEnd(25)}: cycle start late p50 ${l.p50Ms.toFixed(2)} ms, p99 ${l.p99Ms.toFixed(2)} ms, max ${l.maxMs.toFixed(1)} ms over ${l.cycles} cycles` +
+      `      ${l.robot.padEnd(8)} ${l.loop.padEnd(10)} 50 Hz, ${l.load.padEnd(25)}: ${l.loop === 'sync loop' ? 'cycle start late' : 'starts after its cycle:'} p50 ${l.p50Ms.toFixed(2)} ms, p99 ${l.p99Ms.toFixed(2)} ms, max ${l.maxMs.toFixed(1)} ms over ${l.cycles} cycles` +
         (l.restPerSecond !== undefined ? ` (REST ${l.restPerSecond.toFixed(0)} req/s)` : ''),
     );
-    if (l.load !== 'idle')
+    if (l.load !== 'idle' && l.loop === 'sync loop')
       rows.push({
         name: `50 Hz loop p99 late, ${l.load} (${l.robot})`,
         value: `${l.p99Ms.toFixed(2)} ms`,

@@ -115,7 +115,7 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
         log,
       });
     }
-    return new RealBackend({ ...opts.real, config, camera, log });
+    return new RealBackend({ ...opts.real, config, camera, log, loopHz: opts.loopHz });
   }
   return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt });
 }

@@ -90,6 +90,12 @@ export interface Backend {
   open(): Promise<void>;
   /** Begins background work once the server is ready (the sim's stepping); optional, idempotent. */
   start?(): void;
+  /**
+   * A backend whose bus runs its own loop (the real one) paces the Robot's control cycles with it: resolves with the
+   * bus's cycle count once it is past `after` (at once if it already is), so that each Robot cycle works on fresh
+   * values and several cycles that arrived meanwhile make one Robot cycle. Rejects with an AbortError on `signal`.
+   */
+  waitForCycle?(after: number, signal: AbortSignal): Promise<number>;
   /** Idempotent. */
   close(): Promise<void>;
 }

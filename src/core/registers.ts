@@ -180,6 +180,20 @@ export type BusRegister =
 
 export type RawValue = number | readonly number[];
 
+/** Registers every control cycle reads. */
+export const CYCLE_REGISTERS = [
+  'present_position',
+  'present_speed',
+  'present_load',
+] as const satisfies readonly BusRegister[];
+/** Registers that change slowly (supply and heat), read at 5 Hz rather than every cycle, as pypot's slower loops do. */
+export const SLOW_REGISTERS = [
+  'present_voltage',
+  'present_temperature',
+  'present_current',
+] as const satisfies readonly BusRegister[];
+export type SlowRegister = (typeof SLOW_REGISTERS)[number];
+
 // --- conversions (FACTS.md 8.5), raw frame: degrees, deg/s, %, V, deg C ---
 
 const round = (x: number, decimals: number) => {

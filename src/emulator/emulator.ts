@@ -3,6 +3,7 @@
  * a pseudo-terminal pair made by socat. The host (the real backend, or any Dynamixel tool) opens the other end.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
 import { SerialPort } from 'serialport';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -20,6 +21,11 @@ export interface EmulatorOptions {
   readonly seed?: number;
   /** Sim speed behind the servos (default 1: real time, as servos are). */
   readonly speed?: SimSpeed;
+  /**
+   * Nice value for the socat relays (the wire): servos answer on their own microcontrollers, so the emulator's
+   * processes may ask to run ahead of the host's. Applied where permitted (root, CAP_SYS_NICE); default 0: unchanged.
+   */
+  readonly priority?: number;
 }
 
 export interface RunningEmulator {
@@ -30,6 +36,16 @@ export interface RunningEmulator {
   /** Opens another pty on the same servos (a second host). */
   addPort(): Promise<string>;
   close(): Promise<void>;
+}
+
+/** Sets a process's nice value if this process may; false when it may not (the caller decides whether to say so). */
+export function trySetPriority(pid: number, nice: number): boolean {
+  try {
+    os.setPriority(pid, nice);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Starts `socat` with two linked raw ptys and resolves with their paths once it is ready. */
@@ -81,6 +97,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   /** One more pty on the bus; resolves with the path the host opens. */
   const addPort = async (): Promise<string> => {
     const { paths, socat } = await openPtyPair();
+    if (opts.priority && socat.pid !== undefined) trySetPriority(socat.pid, opts.priority);
     const port = new SerialPort({ path: paths[0], baudRate: baud, autoOpen: false, lock: false });
     ports.push({ socat, port });
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));

@@ -5,7 +5,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import type { Faults } from './bus.ts';
-import { startEmulator } from './emulator.ts';
+import { startEmulator, trySetPriority } from './emulator.ts';
+
+/** Nice value of the emulator process and its socat relay, where permitted. */
+const EMULATOR_PRIORITY = -10;
 
 /** `drop=0.05,corrupt=0.05,missing=3+4,error=2:0x20,latency=2` -> faults. */
 export function parseFaults(text: string): Partial<Faults> {
@@ -73,11 +76,15 @@ async function main(argv: string[]): Promise<void> {
   const opts = program.opts<{ robot: string; baud?: number; faults?: Partial<Faults>; seed: number }>();
   let emulator;
   try {
+    // The servos' stand-in runs ahead of the host where permitted: real servos answer on their own microcontrollers,
+    // whatever the host's load (the real backend's bus process asks for the same, see src/real/bus-process.ts).
+    const raised = trySetPriority(0, EMULATOR_PRIORITY);
     emulator = await startEmulator({
       robot: opts.robot,
       baud: opts.baud,
       faults: opts.faults,
       seed: opts.seed,
+      priority: raised ? EMULATOR_PRIORITY : 0,
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -1,51 +1,43 @@
 /**
  * The real robot: Dynamixel servos on a serial line (USB2AX, USB2Dynamixel, Pixl, or the bus emulator's pty).
- * The Robot's control loop (src/robot/robot.ts) drives the bus at --loop-hz; this bus turns its register reads and
- * writes into as few packets as the protocol allows:
- * - present position, speed and load come from one sync read (2.0) or bulk read (MX on 1.0) of the 6-byte block,
- *   the speed and load parts served from that block to the reads that follow in the same cycle;
- * - a write is one sync write per register (and per address, where models differ);
- * - a reply missing or corrupt is retried once, then counted against the motor; a motor silent for LOST_AFTER reads
- *   in a row is "lost" (its routes answer 503, the others keep working) until it answers again, when everything
- *   written to it meanwhile is sent again, so no command is dropped.
+ * The port, the BusDriver and pypot's sync loop live in a process of their own (src/real/bus-process.ts), so that the
+ * loop keeps its schedule under HTTP load, and the servos are left safe even when the server is killed. Here, in the
+ * server:
+ * - before start() (the Robot's start-up reads, the Backend contract), every read and write goes to the bus at once,
+ *   in order;
+ * - once the loop runs, the Robot's reads of present position/speed/load and of the slow registers are served from
+ *   the latest cycle's values (a lost motor is left out, so its routes answer 503), and writes are queued for the
+ *   next cycle, in order;
+ * - values are checked here first, so that a bad one rejects at once and nothing is sent.
  */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Backend, Camera, MotorBus } from '../core/backend.ts';
-import { WallClock } from '../core/clock.ts';
-import {
-  type BusLayout,
-  controlTable,
-  decodeBusValue,
-  encodeBusValue,
-  invalidBusValue,
-} from '../core/control-table.ts';
-import { ConfigError, RobotError, badRequest, hardwareError } from '../core/errors.ts';
+import { AbortError, WallClock } from '../core/clock.ts';
+import { ConfigError, hardwareError } from '../core/errors.ts';
 import {
   type BusRegister,
   type ModelSpec,
   type RawValue,
-  degToPosition,
+  CYCLE_REGISTERS,
+  SLOW_REGISTERS,
   modelSpec,
 } from '../core/registers.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
-import { instructions, fromBytes } from '../dynamixel/packet.ts';
-import { type BusError, StatusError } from '../dynamixel/errors.ts';
-import { type Replies, SerialLink } from './link.ts';
+import { type BusSetup, type MotorHealth, busLayout, checkIds, checkWrite } from './driver.ts';
+import type { CycleReport, LinkStats } from './sync-loop.ts';
+import { type BusProcessSetup, type FromBus, type ToBus, fromWire } from './bus-messages.ts';
 
-/** Consecutive failed reads after which a motor counts as gone. */
-const LOST_AFTER = 5;
-/** Bytes of the present position + speed + load block. */
-const BLOCK = 6;
-/** Pings per motor at start-up before it counts as missing. */
-const PING_ATTEMPTS = 3;
-/**
- * How long a start-up ping waits for its reply beyond wire time, ms (at least the link's timeout). A servo answers
- * within a millisecond; the margin is for the host: a Raspberry Pi or a busy machine compiling the server's code at
- * start may not read the port for tens of ms, and a servo that is there must not be reported missing for that. A
- * missing servo costs PING_ATTEMPTS times this, once.
- */
-const PING_TIMEOUT_MS = 150;
-/** A lost motor is asked again every PROBE_EVERY reads (not every read: each costs a timeout). */
-const PROBE_EVERY = 25;
+export type { MotorHealth } from './driver.ts';
+
+const ENTRY = fileURLToPath(new URL('./bus-process.ts', import.meta.url));
+/** How long close() waits for the bus process to leave the servos safe and close the port. */
+const CLOSE_TIMEOUT_MS = 5000;
+/** The bus process runs ahead of the server, as a control loop should (see bus-process.ts): real time, else nice. */
+const BUS_REALTIME_PRIORITY = 20;
+const BUS_NICE = -10;
+const CACHED = new Set<BusRegister>([...CYCLE_REGISTERS, ...SLOW_REGISTERS]);
 
 export interface RealOptions {
   readonly config: RobotConfig;
@@ -60,226 +52,28 @@ export interface RealOptions {
   readonly timeoutMs?: number;
   /** Exclusive lock on the serial port (default true). */
   readonly lock?: boolean;
+  /** The sync loop's rate (--loop-hz, default 50). */
+  readonly loopHz?: number;
+  /** 'raised' (default): the bus process asks for real-time scheduling, else nice -10; 'normal': the server's. */
+  readonly busPriority?: 'raised' | 'normal';
   readonly camera?: Camera;
   readonly log?: (line: string) => void;
 }
 
-/** Per-motor health, as GET /bus/health.json shows it. */
-export interface MotorHealth {
-  readonly id: number;
-  readonly name: string;
-  readonly model: string;
-  /** Answering now. */
-  online: boolean;
-  timeouts: number;
-  corrupt: number;
-  statusErrors: number;
-  /** Reads that failed twice (after the retry). */
-  failedReads: number;
-  lastError: string | null;
-  consecutiveFailures: number;
-}
-
-interface Block {
-  readonly at: number;
-  readonly values: Map<number, { speed: number; load: number }>;
-}
-
-class RealBus implements MotorBus {
-  #block: Block | undefined;
-  #reads = 0;
-  /** Last good bytes per motor and (address, length): a motor that misses one cycle keeps its previous values. */
-  readonly #last = new Map<number, Map<string, Uint8Array>>();
-  /** Last value written per register and motor, sent again when a lost motor comes back. */
-  readonly #written = new Map<number, Map<BusRegister, RawValue>>();
-
+class ProcessBus implements MotorBus {
   constructor(private readonly owner: RealBackend) {}
 
-  get #link(): SerialLink {
-    return this.owner.link;
-  }
-
-  /** Unknown ids reject the whole read or write (nothing is sent); lost motors are handled per motor. */
-  #check(ids: Iterable<number>): void {
-    for (const id of ids)
-      if (!this.owner.health.has(id))
-        throw hardwareError(`motor ${id} is not on the bus`, 'check the motor ids in the robot config');
-  }
-
-  #layout(id: number, reg: BusRegister): BusLayout {
-    const layout = controlTable(this.owner.models.get(id)!).bus[reg];
-    if (!layout) throw badRequest(`motor ${id} (${this.owner.models.get(id)!.name}) has no ${reg} register`);
-    return layout;
-  }
-
   async read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
-    this.#check(ids);
-    for (const id of ids) this.#layout(id, reg);
-    if ((reg === 'present_speed' || reg === 'present_load') && this.#block) {
-      const block = this.#block;
-      const covered = ids.every((id) => block.values.has(id) || !this.owner.health.get(id)!.online);
-      if (performance.now() - block.at < this.owner.blockReuseMs && covered) {
-        if (reg === 'present_load') this.#block = undefined;
-        const out = new Map<number, RawValue>();
-        for (const id of ids) {
-          const v = block.values.get(id);
-          if (v) out.set(id, reg === 'present_speed' ? v.speed : v.load);
-        }
-        return out;
-      }
-    }
-    if (reg === 'present_position') {
-      const bytes = await this.#readBytes(ids, (id) => this.#layout(id, reg).address, BLOCK);
-      const block: Block = { at: performance.now(), values: new Map() };
-      const out = new Map<number, RawValue>();
-      for (const [id, b] of bytes) {
-        out.set(id, fromBytes(b, 0, 2));
-        block.values.set(id, { speed: fromBytes(b, 2, 2), load: fromBytes(b, 4, 2) });
-      }
-      this.#block = block;
-      return out;
-    }
-    const bytes = await this.#readBytes(
-      ids,
-      (id) => this.#layout(id, reg).address,
-      (() => {
-        const l = this.#layout(ids[0]!, reg);
-        return l.size * l.count;
-      })(),
-    );
-    const out = new Map<number, RawValue>();
-    for (const [id, b] of bytes) out.set(id, decodeBusValue(this.#layout(id, reg), b));
-    return out;
-  }
-
-  /**
-   * Reads `length` bytes at each motor's address in as few transactions as the protocol allows and retries the
-   * failed ones once. A motor that still fails gives its last good value (the failure is counted); a lost motor is
-   * probed only now and then and left out of the answer until it replies.
-   */
-  async #readBytes(
-    ids: readonly number[],
-    addressOf: (id: number) => number,
-    length: number,
-  ): Promise<Map<number, Uint8Array>> {
-    const p = this.#link.protocol;
-    const probe = this.#reads++ % PROBE_EVERY === 0;
-    const asked = ids.filter((id) => probe || this.owner.health.get(id)!.online);
-    const out = new Map<number, Uint8Array>();
-    const failed = new Map<number, BusError>();
-    if (p === 2) {
-      const byAddress = new Map<number, number[]>();
-      for (const id of asked) byAddress.set(addressOf(id), [...(byAddress.get(addressOf(id)) ?? []), id]);
-      for (const [address, group] of byAddress) {
-        const r = await this.#link.transact(instructions.syncRead(address, length, group), group);
-        this.#collect(r, length, out, failed);
-      }
-    } else {
-      const bulk = asked.filter((id) => this.owner.models.get(id)!.name !== 'AX-12');
-      if (bulk.length > 1) {
-        const entries = bulk.map((id) => ({ id, address: addressOf(id), length }));
-        this.#collect(
-          await this.#link.transact(instructions.bulkRead(1, entries), bulk),
-          length,
-          out,
-          failed,
-        );
-      }
-      for (const id of asked.filter((id) => !bulk.includes(id) || bulk.length === 1))
-        this.#collect(
-          await this.#link.transact(instructions.read(1, id, addressOf(id), length), [id]),
-          length,
-          out,
-          failed,
-        );
-    }
-    // One retry each, one motor at a time (lost motors are not retried: they had their probe).
-    for (const id of [...failed.keys()]) {
-      if (!this.owner.health.get(id)!.online) continue;
-      const retry = new Map<number, BusError>();
-      this.#collect(
-        await this.#link.transact(instructions.read(p, id, addressOf(id), length), [id]),
-        length,
-        out,
-        retry,
-      );
-      if (!retry.has(id)) failed.delete(id);
-    }
-    for (const [id, err] of failed) this.owner.countFailure(id, err);
-    for (const id of out.keys()) await this.#recovered(id);
-    for (const id of asked) {
-      const key = `${addressOf(id)}:${length}`;
-      let last = this.#last.get(id);
-      if (!last) this.#last.set(id, (last = new Map()));
-      const fresh = out.get(id);
-      if (fresh) last.set(key, fresh);
-      else if (this.owner.health.get(id)!.online && last.has(key)) out.set(id, last.get(key)!);
-    }
-    return out;
-  }
-
-  #collect(r: Replies, length: number, out: Map<number, Uint8Array>, failed: Map<number, BusError>): void {
-    for (const [id, err] of r.errors) {
-      if (err instanceof StatusError) this.owner.countFailure(id, err, false);
-      else failed.set(id, err);
-    }
-    for (const [id, packet] of r.packets) {
-      const err = r.errors.get(id);
-      if (err instanceof StatusError && err.refused) continue;
-      if (packet.params.length !== length) failed.set(id, err ?? new StatusError(id, this.#link.protocol, 0));
-      else {
-        out.set(id, packet.params);
-        failed.delete(id);
-      }
-    }
-  }
-
-  /** A motor answered: if it was failing, send it everything written meanwhile. */
-  async #recovered(id: number): Promise<void> {
-    const h = this.owner.health.get(id)!;
-    const wasOffline = !h.online;
-    const hadFailures = h.consecutiveFailures > 0;
-    h.consecutiveFailures = 0;
-    if (wasOffline) {
-      h.online = true;
-      this.owner.log(`motor ${h.name} (id ${id}) answers again`);
-    }
-    if (!wasOffline && !hadFailures) return;
-    const regs = this.#written.get(id);
-    if (!regs) return;
-    for (const [reg, value] of regs) await this.#syncWrite(reg, new Map([[id, value]]));
+    const { models } = this.owner;
+    checkIds(models, ids);
+    for (const id of ids) busLayout(models, id, reg);
+    const cached = this.owner.cached(ids, reg);
+    return cached ?? this.owner.request(ids, reg);
   }
 
   async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
-    this.#check(values.keys());
-    for (const [id, v] of values) {
-      const why = invalidBusValue(this.#layout(id, reg), v);
-      if (why)
-        throw new RobotError('bad_request', `motor ${id}: ${reg} ${JSON.stringify(v)} refused: ${why}`);
-    }
-    for (const [id, v] of values) {
-      let regs = this.#written.get(id);
-      if (!regs) this.#written.set(id, (regs = new Map()));
-      regs.set(reg, v);
-    }
-    const online = new Map([...values].filter(([id]) => this.owner.health.get(id)!.online));
-    if (online.size) await this.#syncWrite(reg, online);
-  }
-
-  /** One sync write per address (one, unless models with different tables share the bus). */
-  async #syncWrite(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
-    const groups = new Map<number, { layout: BusLayout; entries: [number, number[]][] }>();
-    for (const [id, v] of values) {
-      const layout = this.#layout(id, reg);
-      let g = groups.get(layout.address);
-      if (!g) groups.set(layout.address, (g = { layout, entries: [] }));
-      g.entries.push([id, encodeBusValue(layout, v)]);
-    }
-    for (const { layout, entries } of groups.values())
-      await this.#link.transact(
-        instructions.syncWrite(this.#link.protocol, layout.address, layout.size * layout.count, entries),
-        [],
-      );
+    checkWrite(this.owner.models, reg, values);
+    this.owner.send({ t: 'write', reg, values: [...values] });
   }
 }
 
@@ -289,13 +83,36 @@ export class RealBackend implements Backend {
   readonly bus: MotorBus;
   readonly camera?: Camera;
   readonly models: ReadonlyMap<number, ModelSpec>;
+  /** Per motor, as the bus process last reported it. */
   readonly health = new Map<number, MotorHealth>();
-  readonly link: SerialLink;
-  /** The speed/load of a position read serve the reads that follow within this many ms (same control cycle). */
-  readonly blockReuseMs = 8;
+  /** The serial line (GET /bus/health.json). */
+  readonly port: { readonly path: string; readonly baud: number; readonly protocol: 1 | 2 };
+  /** The link's counters, as the bus process last reported them. */
+  stats: LinkStats = { transactions: 0, sent: 0, received: 0 };
+  /** Sync-loop cycles done. */
+  cycles = 0;
   readonly #opts: RealOptions;
+  readonly #setup: BusProcessSetup;
+  #child: ChildProcess | undefined;
+  /** Why the bus process is gone, once it is. */
+  #dead: string | undefined;
+  #looping = false;
+  #nextReq = 1;
+  readonly #pending = new Map<
+    number,
+    { reg: BusRegister; resolve: (v: Map<number, RawValue>) => void; reject: (e: Error) => void }
+  >();
+  /** Latest value per cached register and motor. */
+  readonly #cache = new Map<BusRegister, Map<number, RawValue>>();
+  readonly #cycleListeners = new Set<(report: CycleReport) => void>();
+  /** The Robot's control loop, waiting for the next cycle (or for the news that there will be none). */
+  readonly #wakeups = new Set<() => void>();
   #opened: Promise<void> | undefined;
   #closed: Promise<void> | undefined;
+  #onOpened: ((m: Extract<FromBus, { t: 'opened' }>) => void) | undefined;
+  #onLostDuringOpen: ((err: Error) => void) | undefined;
+  /** Closing on purpose: the bus process's exit is expected, not news. */
+  #ending = false;
 
   constructor(opts: RealOptions) {
     this.#opts = opts;
@@ -320,38 +137,61 @@ export class RealBackend implements Backend {
         lastError: null,
         consecutiveFailures: 0,
       });
-    this.link = new SerialLink({
+    const setup: BusSetup = {
       path,
       baud: opts.baud ?? config.bus.baudrate,
       protocol: config.bus.protocol,
+      motors: config.motors.map((m) => ({
+        id: m.id,
+        name: m.name,
+        model: m.model,
+        angleLimit: m.angleLimit,
+      })),
+      allowMissing: opts.allowMissing,
       timeoutMs: opts.timeoutMs,
       lock: opts.lock,
-    });
+    };
+    this.#setup = {
+      ...setup,
+      hz: opts.loopHz ?? 50,
+      onClose: opts.onClose ?? 'compliant',
+      ...(opts.busPriority === 'normal'
+        ? { realtimePriority: 0, nice: 0 }
+        : { realtimePriority: BUS_REALTIME_PRIORITY, nice: BUS_NICE }),
+    };
+    this.port = { path: setup.path, baud: setup.baud, protocol: setup.protocol };
     this.camera = opts.camera;
-    this.bus = new RealBus(this);
+    this.bus = new ProcessBus(this);
   }
 
   log(line: string): void {
     this.#opts.log?.(line);
   }
 
-  /** Counts a failed exchange; `read` failures (after the retry) also count towards losing the motor. */
-  countFailure(id: number, err: BusError, read = true): void {
-    const h = this.health.get(id);
-    if (!h) return;
-    if (err.kind === 'timeout') h.timeouts++;
-    else if (err.kind === 'corrupt') h.corrupt++;
-    else h.statusErrors++;
-    h.lastError = err.message;
-    if (!read) return;
-    h.failedReads++;
-    h.consecutiveFailures++;
-    if (h.online && h.consecutiveFailures >= LOST_AFTER) {
-      h.online = false;
-      this.log(
-        `motor ${h.name} (id ${id}) stopped answering (${err.message}); its routes answer 503 until it is back`,
-      );
-    }
+  waitForCycle(after: number, signal: AbortSignal): Promise<number> {
+    if (this.cycles > after) return Promise.resolve(this.cycles);
+    if (signal.aborted) return Promise.reject(new AbortError());
+    // No bus any more: the Robot still cycles at the loop's rate, so that its reads fail and the motors answer 503.
+    if (this.#dead) return this.clock.sleep(1 / this.#setup.hz, signal).then(() => after + 1);
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        this.#wakeups.delete(wake);
+        signal.removeEventListener('abort', onAbort);
+        resolve(Math.max(this.cycles, after + 1));
+      };
+      const onAbort = () => {
+        this.#wakeups.delete(wake);
+        reject(new AbortError());
+      };
+      this.#wakeups.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Listens to every sync-loop cycle (the benchmark's figures); returns the unsubscribe. */
+  onCycle(listener: (report: CycleReport) => void): () => void {
+    this.#cycleListeners.add(listener);
+    return () => this.#cycleListeners.delete(listener);
   }
 
   open(): Promise<void> {
@@ -360,85 +200,159 @@ export class RealBackend implements Backend {
   }
 
   async #open(): Promise<void> {
-    const { config } = this.#opts;
-    try {
-      await this.link.open();
-    } catch (err) {
-      const msg = (err as Error).message;
-      const hint = /denied|EACCES/i.test(msg)
-        ? ' (add the user to the dialout group, then log in again)'
-        : '';
-      throw new ConfigError('--serial', `cannot open ${this.link.opts.path}: ${msg}${hint}`);
+    // The loader this server runs under (tsx), by absolute URL: the bus process may start from any directory.
+    const child = fork(ENTRY, [], {
+      execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.#child = child;
+    child.on('message', (m: FromBus) => this.#receive(m));
+    child.on('error', (err) => this.#lost(`the bus process failed: ${err.message}`));
+    child.on('exit', (code, signal) => this.#lost(`the bus process exited (${signal ?? `code ${code}`})`));
+    const opened = await new Promise<Extract<FromBus, { t: 'opened' }>>((resolve, reject) => {
+      this.#onOpened = resolve;
+      this.#onLostDuringOpen = reject;
+      this.send({ t: 'open', setup: this.#setup });
+    });
+    this.#onLostDuringOpen = undefined;
+    this.#updateHealth(opened.health);
+    if (opened.error) {
+      await this.#end();
+      throw fromWire(opened.error);
     }
-    const p = this.link.protocol;
-    const missing: string[] = [];
-    const pingMs = Math.max(this.link.timeoutMs, PING_TIMEOUT_MS);
-    for (const m of config.motors) {
-      let r = await this.link.transact(instructions.ping(p, m.id), [m.id], pingMs);
-      for (let attempt = 1; attempt < PING_ATTEMPTS && !r.packets.has(m.id); attempt++)
-        r = await this.link.transact(instructions.ping(p, m.id), [m.id], pingMs);
-      const h = this.health.get(m.id)!;
-      if (r.packets.has(m.id)) {
-        h.online = true;
-        const params = r.packets.get(m.id)!.params;
-        const spec = this.models.get(m.id)!;
-        if (p === 2 && params.length >= 2 && fromBytes(params, 0, 2) !== spec.modelNumber)
-          this.log(
-            `warning: motor ${m.name} (id ${m.id}) reports model number ${fromBytes(params, 0, 2)}, the config says ${spec.name}`,
-          );
-      } else {
-        missing.push(`${m.name} (id ${m.id})`);
-        h.lastError = 'no answer to ping at start-up';
-      }
-    }
-    if (missing.length) {
-      const line = `no answer from ${missing.length} of ${config.motors.length} motors on ${this.link.opts.path}: ${missing.join(', ')}`;
-      if (!this.#opts.allowMissing) {
-        await this.link.close();
-        throw new ConfigError(
-          '--serial',
-          `${line} (check power and cables, or start with --allow-missing-motors)`,
-        );
-      }
-      this.log(`${line}; serving the others, 503 for these`);
-    }
-    const online = config.motors.filter((m) => this.health.get(m.id)!.online);
-    // Return delay 0 (pypot does the same): the reply follows the instruction at once.
-    const returnDelay = new Map<number, { address: number; ids: [number, number[]][] }>();
-    for (const m of online) {
-      const address = controlTable(this.models.get(m.id)!).item('return_delay_time').address;
-      const g = returnDelay.get(address) ?? { address, ids: [] };
-      g.ids.push([m.id, [0]]);
-      returnDelay.set(address, g);
-    }
-    for (const g of returnDelay.values())
-      await this.link.transact(instructions.syncWrite(p, g.address, 1, g.ids), []);
-    // The configured angle limits into the CW/CCW limit registers.
-    if (online.length)
-      await this.bus.write(
-        'angle_limit',
-        new Map(
-          online.map((m) => {
-            const spec = this.models.get(m.id)!;
-            return [m.id, [degToPosition(spec, m.angleLimit[0]), degToPosition(spec, m.angleLimit[1])]];
-          }),
-        ),
-      );
   }
 
-  /** Nothing runs in the background: the Robot's control loop drives the bus. */
-  start(): void {}
+  /** The sync loop starts; from now on the Robot's reads of cycle registers come from its cycles. */
+  start(): void {
+    if (this.#looping || !this.#child || this.#dead) return;
+    this.#looping = true;
+    this.send({ t: 'start' });
+  }
+
+  send(m: ToBus): void {
+    if (this.#dead || !this.#child)
+      throw hardwareError(`the serial bus is not available: ${this.#dead ?? 'not open'}`);
+    this.#child.send(m);
+  }
+
+  /** A read from the latest cycles, when the loop runs and has every answering motor's value; else undefined. */
+  cached(ids: readonly number[], reg: BusRegister): Map<number, RawValue> | undefined {
+    if (!this.#looping || !CACHED.has(reg)) return undefined;
+    const values = this.#cache.get(reg);
+    if (!values) return undefined;
+    const out = new Map<number, RawValue>();
+    for (const id of ids) {
+      if (!this.health.get(id)!.online) continue;
+      const v = values.get(id);
+      if (v === undefined) return undefined;
+      out.set(id, v);
+    }
+    return out;
+  }
+
+  /** A read on the bus, in the bus process's order (the next cycle, once the loop runs). */
+  request(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
+    const req = this.#nextReq++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(req, { reg, resolve, reject });
+      try {
+        this.send({ t: 'read', req, ids: [...ids], reg });
+      } catch (err) {
+        this.#pending.delete(req);
+        reject(err as Error);
+      }
+    });
+  }
+
+  #receive(m: FromBus): void {
+    switch (m.t) {
+      case 'log':
+        this.log(m.line);
+        break;
+      case 'opened':
+        this.#onOpened?.(m);
+        this.#onOpened = undefined;
+        break;
+      case 'read': {
+        this.#updateHealth(m.health);
+        this.stats = m.stats;
+        const waiting = this.#pending.get(m.req);
+        if (!waiting) break;
+        this.#pending.delete(m.req);
+        if (m.error) waiting.reject(fromWire(m.error));
+        else {
+          const values = new Map(m.values);
+          if (CACHED.has(waiting.reg)) this.#remember(waiting.reg, values);
+          waiting.resolve(values);
+        }
+        break;
+      }
+      case 'cycle': {
+        this.cycles++;
+        this.#updateHealth(m.health);
+        this.stats = m.stats;
+        for (const [reg, values] of m.values) this.#remember(reg, new Map(values));
+        for (const listener of this.#cycleListeners) listener(m);
+        for (const wake of [...this.#wakeups]) wake();
+        break;
+      }
+    }
+  }
+
+  #remember(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
+    let cache = this.#cache.get(reg);
+    if (!cache) this.#cache.set(reg, (cache = new Map()));
+    for (const [id, v] of values) cache.set(id, v);
+  }
+
+  #updateHealth(health: readonly MotorHealth[]): void {
+    for (const h of health) this.health.set(h.id, h);
+  }
+
+  /** The bus process is gone: every motor is offline, waiting reads fail, and the server carries on without the bus. */
+  #lost(why: string): void {
+    if (this.#dead) return;
+    this.#dead = why;
+    this.#looping = false;
+    if (!this.#ending) this.log(why);
+    for (const h of this.health.values()) h.online = false;
+    const waiting = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const w of waiting) w.reject(hardwareError(`the serial bus is not available: ${why}`));
+    this.#onLostDuringOpen?.(new Error(why));
+    for (const wake of [...this.#wakeups]) wake();
+  }
+
+  /** Asks the bus process to leave the servos safe and close the port; kills it if it does not within the limit. */
+  async #end(): Promise<void> {
+    const child = this.#child;
+    if (!child || this.#dead) return;
+    this.#ending = true;
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+    this.send({ t: 'close', onClose: this.#setup.onClose });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), CLOSE_TIMEOUT_MS)),
+    );
+    if (await Promise.race([exited.then(() => false), late])) {
+      this.log(`the bus process did not close within ${CLOSE_TIMEOUT_MS} ms: killed`);
+      child.kill('SIGKILL');
+      await exited;
+    }
+    clearTimeout(timer);
+  }
 
   close(): Promise<void> {
     this.#closed ??= (async () => {
-      if (!this.#opened) return;
-      await this.#opened.catch(() => {});
-      if (!this.link.isOpen) return;
-      const online = [...this.health.values()].filter((h) => h.online).map((h) => h.id);
-      if ((this.#opts.onClose ?? 'compliant') === 'compliant' && online.length)
-        await this.bus.write('torque_enable', new Map(online.map((id) => [id, 0]))).catch(() => {});
+      if (this.#opened) {
+        await this.#opened.catch(() => {});
+        await this.#end();
+      }
       await (this.camera as { close?: () => Promise<void> } | undefined)?.close?.();
-      await this.link.close();
     })();
     return this.#closed;
   }

@@ -18,8 +18,10 @@ const healthAnswer = z.object({
       online: z
         .boolean()
         .meta({ description: 'answered its last transaction (false: its routes answer 503)' }),
-      timeouts: count,
-      corrupt: count.meta({ description: 'replies with a bad checksum or length' }),
+      timeouts: count.meta({ description: 'replies that did not come in time (each one, retried or not)' }),
+      corrupt: count.meta({
+        description: 'replies with a bad checksum or length (each one, retried or not)',
+      }),
       status_errors: count.meta({
         description: 'replies carrying servo error bits (overload, overheating...)',
       }),
@@ -39,10 +41,10 @@ export function busRoutes(backend: RealBackend): RouteSpec[] {
       beyondV4: true,
       answer: healthAnswer,
       handler: () => ({
-        port: backend.link.opts.path,
-        baud: backend.link.opts.baud,
-        protocol: backend.link.protocol,
-        transactions: backend.link.stats.transactions,
+        port: backend.port.path,
+        baud: backend.port.baud,
+        protocol: backend.port.protocol,
+        transactions: backend.stats.transactions,
         motors: [...backend.health.values()].map((h) => ({
           name: h.name,
           id: h.id,

@@ -11,7 +11,9 @@ import { type RobotConfig, expandAlias } from '../config/robot-config.ts';
 import {
   type BusRegister,
   type RawValue,
+  type SlowRegister,
   LED_COLOURS,
+  SLOW_REGISTERS,
   currentToAmps,
   degSToSpeed,
   degToPosition,
@@ -41,10 +43,6 @@ export interface Logger {
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
-
-/** Registers read at 5 Hz rather than every cycle. */
-const SLOW_REGISTERS = ['present_voltage', 'present_temperature', 'present_current'] as const;
-type SlowRegister = (typeof SLOW_REGISTERS)[number];
 
 /** How a goto ended: `cancelled` when a newer command (or a stop) took over before it reached its target. */
 export interface GotoOutcome {
@@ -277,6 +275,21 @@ export class Robot {
   // --- control loop ---
 
   async #run(): Promise<void> {
+    const paced = this.backend.waitForCycle?.bind(this.backend);
+    if (paced) {
+      let seen = 0;
+      while (this.#running) {
+        try {
+          seen = await paced(seen, this.#stop.signal);
+        } catch (err) {
+          if (isAbortError(err)) break;
+          throw err;
+        }
+        if (!this.#running) break;
+        await this.tick();
+      }
+      return;
+    }
     const period = 1 / this.rate;
     let next = this.clock.now();
     while (this.#running) {

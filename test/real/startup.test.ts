@@ -4,8 +4,14 @@
  * processes (`node --import tsx`, as the npm scripts run them), a real pseudo-terminal, HTTP from outside.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { startEmulator } from '../../src/emulator/emulator.ts';
+import type { RealBackend } from '../../src/real/backend.ts';
+import type { CycleReport } from '../../src/real/sync-loop.ts';
+import { createRobotServer } from '../../src/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -118,5 +124,83 @@ describe('the real path from the command line: emulator, then the server on its 
     expect(await refused.exited).to.equal(2);
     expect(refused.stderr().trim().split('\n')).to.have.length(1);
     expect(refused.stderr()).to.match(/cannot open \/dev\/ttyNOPE0/);
+  });
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 8000): Promise<T> {
+  const end = performance.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the bus process: the sync loop in a process of its own', function () {
+  this.timeout(60000);
+
+  it("keeps its 50 Hz schedule while the server's thread is blocked", async () => {
+    const emu = await emulator(['--robot', 'ergo-jr']);
+    const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-bus-'));
+    const server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: emu.device },
+      loopHz: 50,
+      recordsDir: records,
+    });
+    try {
+      const cycles: CycleReport[] = [];
+      (server.backend as RealBackend).onCycle((c) => cycles.push(c));
+      await new Promise((r) => setTimeout(r, 500));
+      const ticks = server.robot.ticks;
+      // 400 ms of this thread busy (a heavy request, a GC, a slow primitive): no timer, no I/O, no robot tick here.
+      const from = performance.timeOrigin + performance.now();
+      while (performance.timeOrigin + performance.now() - from < 400);
+      const to = performance.timeOrigin + performance.now();
+      expect(server.robot.ticks, 'robot ticks while blocked').to.equal(ticks);
+      await new Promise((r) => setTimeout(r, 200));
+      const during = cycles.filter((c) => c.startedAt >= from && c.startedAt <= to);
+      // 20 cycles are due in 400 ms; an in-process loop would have started none.
+      expect(during.length, 'cycles started on the bus while the server was blocked').to.be.at.least(16);
+      expect(
+        during.every((c) => c.values.length >= 3),
+        'each read the motors',
+      ).to.equal(true);
+      expect(server.robot.ticks, 'robot ticks once the thread is free').to.be.greaterThan(ticks);
+    } finally {
+      await server.close();
+      rmSync(records, { recursive: true, force: true });
+      emu.proc.child.kill('SIGTERM');
+      await emu.proc.exited;
+    }
+  });
+
+  it('leaves the servos limp when the server is killed (kill -9), and ends', async () => {
+    const emu = await startEmulator({ robot: 'ergo-jr' });
+    try {
+      const server = launch('src/main.ts', ['--backend=real', `--serial=${emu.path}`, '--port=0']);
+      const url = (await waitFor(server, /listening on (http:\/\/\S+?)\/? /, 'listening line'))[1]!;
+      const torque = async () => (await emu.sim.bus.read([2], 'torque_enable')).get(2);
+      const stiff = await fetch(`${url}/motors/m2/registers/compliant/value.json`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: 'false',
+      });
+      expect(stiff.status).to.equal(200);
+      await until('torque on', async () => ((await torque()) === 1 ? true : undefined));
+      server.child.kill('SIGKILL');
+      expect(await server.exited).to.equal('SIGKILL');
+      // The server had no chance to clean up: its bus process saw the channel close and let the servos go limp.
+      await until('torque off after the kill', async () => ((await torque()) === 0 ? true : undefined));
+      // ...then released the port: another server opens it (the lock is exclusive).
+      const next = launch('src/main.ts', ['--backend=real', `--serial=${emu.path}`, '--port=0']);
+      await waitFor(next, /listening on (http:\/\/\S+?)\/? /, 'listening line of a second server');
+      next.child.kill('SIGTERM');
+      expect(await next.exited).to.equal('SIGTERM');
+    } finally {
+      await emu.close();
+    }
   });
 });

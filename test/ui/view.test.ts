@@ -226,6 +226,8 @@ describe('web view in chromium (ergo-jr twin)', function () {
     expect(await answerTo('/records/wave/save.json', () => page.locator('#save').click())).to.be.at.least(
       400,
     );
+    // The page writes the message once it has read the answer's body: wait for it rather than race it.
+    await page.locator('#record-error', { hasText: /wave/ }).waitFor({ timeout: 5000 });
     expect(await page.locator('#record-error').textContent()).to.match(/wave/);
   });
 
@@ -253,6 +255,7 @@ describe('web view in chromium (ergo-jr twin)', function () {
     expect(await click('Stop', 'stop')).to.equal(200);
     expect(dance.state).to.equal('stopped');
     await settle(0.05);
+    await row.locator('.badge', { hasText: 'stopped' }).waitFor({ timeout: 5000 });
     expect(await badge.textContent()).to.equal('stopped');
 
     expect(await click('Resume', 'resume')).to.equal(409);

@@ -290,7 +290,7 @@ export class RealBackend implements Backend {
       }
       case 'cycle': {
         this.cycles++;
-        this.#updateHealth(m.health);
+        if (m.health) this.#updateHealth(m.health);
         this.stats = m.stats;
         for (const [reg, values] of m.values) this.#remember(reg, new Map(values));
         for (const listener of this.#cycleListeners) listener(m);

@@ -118,6 +118,8 @@ export class BusDriver {
   readonly link: SerialLink;
   readonly models: ReadonlyMap<number, ModelSpec>;
   readonly health = new Map<number, MotorHealth>();
+  /** Goes up whenever `health` changes: the sync loop reports health only then. */
+  healthVersion = 0;
   #block: Block | undefined;
   #reads = 0;
   /** Last good bytes per motor and (address, length): a motor that misses one cycle keeps its previous values. */
@@ -196,6 +198,7 @@ export class BusDriver {
       }
       this.log(`${line}; serving the others, 503 for these`);
     }
+    this.healthVersion++;
     const online = setup.motors.filter((m) => this.health.get(m.id)!.online);
     // Return delay 0 (pypot does the same): the reply follows the instruction at once.
     const returnDelay = new Map<number, { address: number; ids: [number, number[]][] }>();
@@ -233,6 +236,7 @@ export class BusDriver {
   #countError(id: number, err: BusError): void {
     const h = this.health.get(id);
     if (!h) return;
+    this.healthVersion++;
     if (err.kind === 'timeout') h.timeouts++;
     else if (err.kind === 'corrupt') h.corrupt++;
     else h.statusErrors++;
@@ -242,6 +246,7 @@ export class BusDriver {
   /** A read that failed after its retry: counts towards losing the motor. */
   #readFailed(id: number, err: BusError): void {
     const h = this.health.get(id)!;
+    this.healthVersion++;
     h.failedReads++;
     h.consecutiveFailures++;
     if (h.online && h.consecutiveFailures >= LOST_AFTER) {
@@ -373,6 +378,7 @@ export class BusDriver {
     const h = this.health.get(id)!;
     const wasOffline = !h.online;
     const hadFailures = h.consecutiveFailures > 0;
+    if (wasOffline || hadFailures) this.healthVersion++;
     h.consecutiveFailures = 0;
     if (wasOffline) {
       h.online = true;

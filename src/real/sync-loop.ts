@@ -29,7 +29,8 @@ export interface CycleReport {
   readonly lateMs: number;
   /** The registers read this cycle: [register, [id, raw value][]][]. Lost motors are left out. */
   readonly values: [BusRegister, [number, RawValue][]][];
-  readonly health: MotorHealth[];
+  /** Every motor's health, when it changed since the last report. */
+  readonly health?: MotorHealth[];
   readonly stats: LinkStats;
 }
 
@@ -57,6 +58,7 @@ export class SyncLoop {
   #loop: Promise<void> | undefined;
   readonly #stop = new AbortController();
   #seq = 0;
+  #healthReported = -1;
   /** The last cycle's failure, logged once until the loop recovers. */
   #failure: string | undefined;
 
@@ -119,6 +121,12 @@ export class SyncLoop {
     return this.#draining;
   }
 
+  #healthChanged(): boolean {
+    if (this.driver.healthVersion === this.#healthReported) return false;
+    this.#healthReported = this.driver.healthVersion;
+    return true;
+  }
+
   async #run(): Promise<void> {
     const { clock, hz } = this.opts;
     const period = 1 / hz;
@@ -172,7 +180,7 @@ export class SyncLoop {
       startedAt,
       lateMs,
       values,
-      health: [...this.driver.health.values()].map((h) => ({ ...h })),
+      health: this.#healthChanged() ? [...this.driver.health.values()].map((h) => ({ ...h })) : undefined,
       stats: { ...this.driver.link.stats },
     });
   }

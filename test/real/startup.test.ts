@@ -49,10 +49,16 @@ function launch(script: string, args: string[]): Proc {
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-async function waitFor(p: Proc, re: RegExp, what: string, ms = 20000): Promise<RegExpExecArray> {
+async function waitFor(
+  p: Proc,
+  re: RegExp,
+  what: string,
+  ms = 20000,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): Promise<RegExpExecArray> {
   const end = performance.now() + ms;
   for (;;) {
-    const m = re.exec(p.stdout());
+    const m = re.exec(stream === 'stdout' ? p.stdout() : p.stderr());
     if (m) return m;
     if (p.child.exitCode !== null || performance.now() > end)
       throw new Error(`no ${what}: exit ${p.child.exitCode}\n${p.stdout()}\n${p.stderr()}`);
@@ -73,6 +79,8 @@ describe('the real path from the command line: emulator, then the server on its 
   for (const robot of ['ergo-jr', 'torso']) {
     it(`${robot}: serves the robot on the printed device, then both stop cleanly on SIGTERM`, async () => {
       const emu = await emulator(['--robot', robot]);
+      // The hint comes on stderr, a pipe of its own: it may arrive after the device path on stdout.
+      await waitFor(emu.proc, /--serial=(\S+)/, 'the hint on stderr', 5000, 'stderr');
       expect(emu.proc.stderr()).to.include(`--serial=${emu.device}`);
       const server = launch('src/main.ts', [
         '--backend=real',

@@ -2,6 +2,8 @@
  * One serial line to a Dynamixel bus: sends an instruction packet and collects the status packets it expects, one
  * transaction at a time. Knows bytes and timeouts, not registers.
  */
+import fs from 'node:fs';
+import tty from 'node:tty';
 import { SerialPort } from 'serialport';
 import { type Packet, PacketParser, type Protocol } from '../dynamixel/packet.ts';
 import { CorruptReplyError, StatusError, TimeoutError, type BusError } from '../dynamixel/errors.ts';
@@ -29,6 +31,16 @@ export class SerialLink {
   readonly protocol: Protocol;
   readonly timeoutMs: number;
   readonly #port: SerialPort;
+  /**
+   * On Linux, once serialport has opened and set up the device (baud, raw mode, its exclusive lock), the bytes go
+   * through Node's own tty stream on a second descriptor of the same device: read and written on the event loop's
+   * thread, where serialport hands each read and write to libuv's thread pool. Over the bus emulator this took a
+   * transaction's mean from 2.3 to 1.9 ms (the wire time is 1.2 ms). serialport keeps its own descriptor, which
+   * holds the lock (libuv reopens a tty it is given, so the lock could not live on the stream's). Elsewhere, or if
+   * the device is not a tty, serialport does the I/O.
+   */
+  #tty: tty.ReadStream | undefined;
+  #open = false;
   readonly #parser: PacketParser;
   #chain: Promise<unknown> = Promise.resolve();
   #onPackets: ((packets: Packet[]) => void) | undefined;
@@ -45,27 +57,54 @@ export class SerialLink {
       autoOpen: false,
       lock: opts.lock ?? true,
     });
-    this.#port.on('data', (chunk: Buffer) => {
-      this.stats.received += chunk.length;
-      const packets = this.#parser.push(chunk);
-      if (packets.length) this.#onPackets?.(packets);
-    });
     // A port error outside a transaction (unplugged adapter) must not take the process down; transactions time out.
     this.#port.on('error', () => {});
   }
 
-  open(): Promise<void> {
-    if (this.#port.isOpen) return Promise.resolve();
-    return new Promise((resolve, reject) => this.#port.open((err) => (err ? reject(err) : resolve())));
+  #receive = (chunk: Buffer) => {
+    this.stats.received += chunk.length;
+    const packets = this.#parser.push(chunk);
+    if (packets.length) this.#onPackets?.(packets);
+  };
+
+  async open(): Promise<void> {
+    if (this.#open) return;
+    await new Promise<void>((resolve, reject) => this.#port.open((err) => (err ? reject(err) : resolve())));
+    const fd = (this.#port.port as { fd?: unknown } | undefined)?.fd;
+    let own: number | undefined;
+    if (process.platform === 'linux' && typeof fd === 'number' && tty.isatty(fd)) {
+      try {
+        const { O_RDWR, O_NOCTTY, O_NONBLOCK } = fs.constants;
+        own = fs.openSync(this.opts.path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+      } catch {
+        own = undefined; // serialport's I/O then
+      }
+    }
+    if (own !== undefined) {
+      // `writable`: one handle both ways (two on one descriptor would each close it).
+      this.#tty = new tty.ReadStream(own, { writable: true } as ConstructorParameters<
+        typeof tty.ReadStream
+      >[1]);
+      this.#tty.on('data', this.#receive);
+      this.#tty.on('error', () => {});
+    } else this.#port.on('data', this.#receive);
+    this.#open = true;
   }
 
-  close(): Promise<void> {
-    if (!this.#port.isOpen) return Promise.resolve();
-    return new Promise((resolve) => this.#port.close(() => resolve()));
+  async close(): Promise<void> {
+    if (!this.#open) return;
+    this.#open = false;
+    const stream = this.#tty;
+    if (stream) {
+      this.#tty = undefined;
+      if (!stream.closed)
+        await new Promise<void>((resolve) => stream.once('close', () => resolve()).destroy());
+    }
+    await new Promise<void>((resolve) => this.#port.close(() => resolve()));
   }
 
   get isOpen(): boolean {
-    return this.#port.isOpen;
+    return this.#open;
   }
 
   /**
@@ -127,10 +166,15 @@ export class SerialLink {
         if ([...wanted].every((id) => packets.has(id))) finish();
       };
       this.stats.sent += packet.length;
-      this.#port.write(Buffer.from(packet));
-      if (!expect.length) {
+      if (this.#tty) {
+        // Handed to the kernel, which sends it before anything written after it.
+        this.#tty.write(Buffer.from(packet), () => {
+          if (!expect.length) finish();
+        });
+      } else {
+        this.#port.write(Buffer.from(packet));
         // Nothing to wait for (sync write): let the bytes leave before the next transaction.
-        this.#port.drain(() => finish());
+        if (!expect.length) this.#port.drain(() => finish());
       }
     });
   }

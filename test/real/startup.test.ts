@@ -24,8 +24,17 @@ interface Proc {
 }
 
 const procs = new Set<ChildProcess>();
-afterEach(() => {
-  for (const c of procs) c.kill('SIGKILL');
+afterEach(async () => {
+  // SIGTERM first: an emulator ends its socat relay on the way out (SIGKILL would leave it running).
+  await Promise.all(
+    [...procs].map(async (c) => {
+      const gone = new Promise((resolve) => c.once('close', resolve));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 3000);
+      await gone;
+      clearTimeout(timer);
+    }),
+  );
   procs.clear();
 });
 

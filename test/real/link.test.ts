@@ -1,0 +1,79 @@
+/**
+ * The serial link over a real pseudo-terminal (the bus emulator's): transactions, the exclusive lock while open (a
+ * second server or pypot on the same bus is refused), and the lock released on close.
+ */
+import { expect } from 'chai';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
+import { instructions } from '../../src/dynamixel/packet.ts';
+import { SerialLink } from '../../src/real/link.ts';
+
+describe('serial link over the emulator (Ergo Jr, protocol 2.0)', function () {
+  this.timeout(20000);
+  let emulator: RunningEmulator;
+  before(async () => {
+    emulator = await startEmulator({ robot: 'ergo-jr', speed: 'manual' });
+  });
+  after(async () => {
+    await emulator?.close();
+  });
+
+  it('reads every motor in one sync read, and counts the bytes both ways', async () => {
+    const link = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2 });
+    await link.open();
+    try {
+      const ids = [1, 2, 3, 4, 5, 6];
+      for (let i = 0; i < 20; i++) {
+        const r = await link.transact(instructions.syncRead(37, 6, ids), ids);
+        expect([...r.packets.keys()].sort()).to.deep.equal(ids);
+        expect(r.errors.size).to.equal(0);
+        for (const p of r.packets.values()) expect(p.params.length).to.equal(6);
+      }
+      expect(link.stats.transactions).to.equal(20);
+      expect(link.stats.sent).to.equal(20 * 20); // 10 + 4 + 6 ids
+      expect(link.stats.received).to.equal(20 * 6 * 17); // 11 + 6 bytes a status packet
+    } finally {
+      await link.close();
+    }
+  });
+
+  it('holds an exclusive lock while open: a second link is refused, and gets the port once the first closes', async () => {
+    const first = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2 });
+    await first.open();
+    const second = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2 });
+    let refused: unknown;
+    await second.open().catch((err: unknown) => (refused = err));
+    expect(String(refused)).to.match(/lock/i);
+    expect(second.isOpen).to.equal(false);
+    // The first still works, then lets go.
+    const r = await first.transact(instructions.ping(2, 1), [1]);
+    expect(r.packets.has(1)).to.equal(true);
+    await first.close();
+    expect(first.isOpen).to.equal(false);
+    await second.open();
+    try {
+      expect((await second.transact(instructions.ping(2, 3), [3])).packets.has(3)).to.equal(true);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a sync write (no reply) finishes once its bytes are handed over, and reaches the servos', async () => {
+    const link = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2 });
+    await link.open();
+    try {
+      // LED (address 25 on the XL-320) of motors 1 and 2: colours 2 and 4.
+      const r = await link.transact(
+        instructions.syncWrite(2, 25, 1, [
+          [1, [2]],
+          [2, [4]],
+        ]),
+        [],
+      );
+      expect(r.packets.size + r.errors.size).to.equal(0);
+      const read = await link.transact(instructions.read(2, 2, 25, 1), [2]);
+      expect([...read.packets.get(2)!.params]).to.deep.equal([4]);
+    } finally {
+      await link.close();
+    }
+  });
+});

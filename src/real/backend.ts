@@ -89,7 +89,7 @@ export class RealBackend implements Backend {
   readonly port: { readonly path: string; readonly baud: number; readonly protocol: 1 | 2 };
   /** The link's counters, as the bus process last reported them. */
   stats: LinkStats = { transactions: 0, sent: 0, received: 0 };
-  /** Sync-loop cycles done. */
+  /** Sync-loop cycles done, as of the latest report. */
   cycles = 0;
   readonly #opts: RealOptions;
   readonly #setup: BusProcessSetup;
@@ -289,7 +289,7 @@ export class RealBackend implements Backend {
         break;
       }
       case 'cycle': {
-        this.cycles++;
+        this.cycles = m.seq;
         if (m.health) this.#updateHealth(m.health);
         this.stats = m.stats;
         for (const [reg, values] of m.values) this.#remember(reg, new Map(values));

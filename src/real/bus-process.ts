@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { WallClock } from '../core/clock.ts';
 import { BusDriver } from './driver.ts';
-import { SyncLoop } from './sync-loop.ts';
+import { ReportThrottle, SyncLoop } from './sync-loop.ts';
 import { type FromBus, type ToBus, toWire } from './bus-messages.ts';
 
 let bus: { driver: BusDriver; loop: SyncLoop; onClose: 'compliant' | 'hold' } | undefined;
@@ -46,6 +46,8 @@ function raisePriority(realtime: number, nice: number): void {
   }
 }
 
+const reports = new ReportThrottle((report) => post({ t: 'cycle', ...report }));
+
 const health = (driver: BusDriver) => [...driver.health.values()].map((h) => ({ ...h }));
 
 function close(onClose: 'compliant' | 'hold'): Promise<void> {
@@ -53,6 +55,7 @@ function close(onClose: 'compliant' | 'hold'): Promise<void> {
     if (!bus) return;
     try {
       await bus.loop.stop();
+      reports.flush();
       await bus.driver.close(onClose);
     } catch (err) {
       log(`closing the bus: ${(err as Error).message}`);
@@ -74,7 +77,7 @@ process.on('message', (m: ToBus) => {
       hz: m.setup.hz,
       clock: new WallClock(),
       log,
-      onCycle: (report) => post({ t: 'cycle', ...report }),
+      onCycle: (report) => reports.add(report),
     });
     bus = { driver, loop, onClose: m.setup.onClose };
     driver.open().then(

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { SteppedClock, advanceManualClock } from '../../src/core/clock.ts';
 import { type BusRegister, type RawValue, modelSpec } from '../../src/core/registers.ts';
 import type { BusDriver, MotorHealth } from '../../src/real/driver.ts';
-import { type CycleReport, SyncLoop } from '../../src/real/sync-loop.ts';
+import { type CycleReport, ReportThrottle, SyncLoop } from '../../src/real/sync-loop.ts';
 
 type Op = { op: 'read' | 'write'; reg: BusRegister; ids: number[]; values?: [number, RawValue][] };
 
@@ -54,6 +54,15 @@ function scriptedDriver(): { driver: BusDriver; ops: Op[]; registers: Map<string
   return { driver: driver as unknown as BusDriver, ops, registers };
 }
 
+/** Waits (real time, a few ms at a time) until `done()`: the scripted bus answers on later turns of the event loop. */
+async function until(done: () => boolean, ms = 2000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 describe('sync loop (the bus process): the order of work on the bus', () => {
   it('before start(), queued work runs at once and in order: a read after a write sees it', async () => {
     const { driver, ops } = scriptedDriver();
@@ -76,8 +85,7 @@ describe('sync loop (the bus process): the order of work on the bus', () => {
     const loop = new SyncLoop(driver, { hz: 50, clock, log: () => {}, onCycle: (c) => cycles.push(c) });
     loop.start();
     await advanceManualClock(clock, 0.02);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(cycles).to.have.length(1);
+    await until(() => cycles.length === 1);
     ops.length = 0;
     loop.write('goal_position', new Map([[1, 600]]));
     loop.write('torque_enable', new Map([[1, 1]]));
@@ -85,8 +93,7 @@ describe('sync loop (the bus process): the order of work on the bus', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(ops, 'nothing sent between cycles').to.have.length(0);
     await advanceManualClock(clock, 0.02);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(cycles).to.have.length(2);
+    await until(() => cycles.length === 2);
     expect(ops.slice(0, 6).map((o) => `${o.op} ${o.reg} ${o.ids.join(',')}`)).to.deep.equal([
       'write goal_position 1',
       'write torque_enable 1',
@@ -106,9 +113,9 @@ describe('sync loop (the bus process): the order of work on the bus', () => {
     const cycles: CycleReport[] = [];
     const loop = new SyncLoop(driver, { hz: 50, clock, log: () => {}, onCycle: (c) => cycles.push(c) });
     loop.start();
-    for (let i = 0; i < 20; i++) {
+    for (let i = 1; i <= 20; i++) {
       await advanceManualClock(clock, 0.02);
-      await new Promise((r) => setTimeout(r, 2));
+      await until(() => cycles.length === i);
     }
     await loop.stop();
     expect(cycles).to.have.length(20);
@@ -157,17 +164,58 @@ describe('sync loop (the bus process): the order of work on the bus', () => {
       onCycle: (c) => cycles.push(c),
     });
     loop.start();
-    for (let i = 0; i < 3; i++) {
+    for (let i = 1; i <= 3; i++) {
       await advanceManualClock(clock, 0.02);
-      await new Promise((r) => setTimeout(r, 2));
+      await until(() => cycles.length === i);
     }
     fail = false;
     await advanceManualClock(clock, 0.02);
-    await new Promise((r) => setTimeout(r, 2));
+    await until(() => cycles.length === 4);
     await loop.stop();
     expect(logs).to.deep.equal(['sync loop: a cycle failed: port gone']);
     expect(cycles).to.have.length(4);
     expect(cycles.slice(0, 3).every((c) => c.values.length === 0)).to.equal(true);
     expect(cycles[3]!.values.map(([reg]) => reg)).to.include('present_position');
+  });
+});
+
+describe('sync loop reports: at most one every few milliseconds, nothing read lost', () => {
+  const report = (seq: number, values: CycleReport['values'], health?: MotorHealth[]): CycleReport => ({
+    seq,
+    startedAt: 0,
+    lateMs: 0,
+    values,
+    health,
+    stats: { transactions: seq, sent: 0, received: 0 },
+  });
+
+  it('sends the first at once, merges those that come within the interval, and sends the merge when it ends', async () => {
+    const sent: CycleReport[] = [];
+    const throttle = new ReportThrottle((r) => sent.push(r), 20);
+    throttle.add(report(1, [['present_position', [[1, 500]]]]));
+    expect(sent.map((r) => r.seq)).to.deep.equal([1]);
+    throttle.add(report(2, [['present_voltage', [[1, 120]]]]));
+    throttle.add(report(3, [['present_position', [[1, 510]]]]));
+    expect(sent, 'held within the interval').to.have.length(1);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(sent.map((r) => r.seq)).to.deep.equal([1, 3]);
+    // The voltage read in cycle 2 survives the merge; the position is cycle 3's.
+    expect(new Map(sent[1]!.values).get('present_voltage')).to.deep.equal([[1, 120]]);
+    expect(new Map(sent[1]!.values).get('present_position')).to.deep.equal([[1, 510]]);
+    expect(sent[1]!.stats.transactions).to.equal(3);
+  });
+
+  it('keeps the latest health of the merged reports, and flush() sends what is held', () => {
+    const sent: CycleReport[] = [];
+    const throttle = new ReportThrottle((r) => sent.push(r), 1000);
+    const sick = { online: false } as MotorHealth;
+    throttle.add(report(1, []));
+    throttle.add(report(2, [], [sick]));
+    throttle.add(report(3, []));
+    throttle.flush();
+    expect(sent.map((r) => r.seq)).to.deep.equal([1, 3]);
+    expect(sent[1]!.health).to.deep.equal([sick]);
+    throttle.flush();
+    expect(sent, 'nothing held, nothing sent').to.have.length(2);
   });
 });

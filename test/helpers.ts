@@ -58,3 +58,19 @@ export async function standStill(
     if (res.statusCode !== 200) throw new Error(`standStill: ${res.statusCode} ${res.body}`);
   await server.advance(settleSeconds);
 }
+
+/** Polls `probe` in real time until it gives a value, or fails naming `what` after `ms` (hardware-like tests). */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  ms = 8000,
+  pollMs = 20,
+): Promise<T> {
+  const end = performance.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}

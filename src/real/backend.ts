@@ -25,7 +25,7 @@ import {
   modelSpec,
 } from '../core/registers.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
-import { type BusSetup, type MotorHealth, busLayout, checkIds, checkWrite } from './driver.ts';
+import { type BusSetup, type MotorHealth, busLayout, checkIds, checkWrite, freshHealth } from './driver.ts';
 import type { CycleReport, LinkStats } from './sync-loop.ts';
 import { type BusProcessSetup, type FromBus, type ToBus, fromWire } from './bus-messages.ts';
 
@@ -124,19 +124,7 @@ export class RealBackend implements Backend {
         'the real backend needs the serial port of the robot, e.g. --serial=/dev/ttyUSB0',
       );
     this.models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
-    for (const m of config.motors)
-      this.health.set(m.id, {
-        id: m.id,
-        name: m.name,
-        model: modelSpec(m.model).name,
-        online: false,
-        timeouts: 0,
-        corrupt: 0,
-        statusErrors: 0,
-        failedReads: 0,
-        lastError: null,
-        consecutiveFailures: 0,
-      });
+    for (const m of config.motors) this.health.set(m.id, freshHealth(m));
     const setup: BusSetup = {
       path,
       baud: opts.baud ?? config.bus.baudrate,

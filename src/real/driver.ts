@@ -81,6 +81,26 @@ export interface MotorHealth {
   consecutiveFailures: number;
 }
 
+/** A motor's health before its first exchange: offline until it answers, nothing counted. */
+export function freshHealth(motor: {
+  readonly id: number;
+  readonly name: string;
+  readonly model: MotorModelName;
+}): MotorHealth {
+  return {
+    id: motor.id,
+    name: motor.name,
+    model: modelSpec(motor.model).name,
+    online: false,
+    timeouts: 0,
+    corrupt: 0,
+    statusErrors: 0,
+    failedReads: 0,
+    lastError: null,
+    consecutiveFailures: 0,
+  };
+}
+
 /** The layout of `reg` on motor `id`'s model; a bad request when its model has no such register. */
 export function busLayout(models: ReadonlyMap<number, ModelSpec>, id: number, reg: BusRegister): BusLayout {
   const spec = models.get(id)!;
@@ -132,19 +152,7 @@ export class BusDriver {
     private readonly log: (line: string) => void = () => {},
   ) {
     this.models = new Map(setup.motors.map((m) => [m.id, modelSpec(m.model)]));
-    for (const m of setup.motors)
-      this.health.set(m.id, {
-        id: m.id,
-        name: m.name,
-        model: modelSpec(m.model).name,
-        online: false,
-        timeouts: 0,
-        corrupt: 0,
-        statusErrors: 0,
-        failedReads: 0,
-        lastError: null,
-        consecutiveFailures: 0,
-      });
+    for (const m of setup.motors) this.health.set(m.id, freshHealth(m));
     this.link = new SerialLink({
       path: setup.path,
       baud: setup.baud,

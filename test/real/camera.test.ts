@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { until } from '../helpers.ts';
 import { FfmpegCamera, ffmpegInput } from '../../src/real/camera.ts';
 import { detectMarkers } from '../../src/vision/detect.ts';
 import { MARKER_CODES, markerImage } from '../../src/vision/marker.ts';
@@ -26,16 +27,6 @@ function cardPicture(id: number): Frame {
   for (let y = 0; y < card.height; y++)
     rgb.set(card.rgb.subarray(y * card.width * 3, (y + 1) * card.width * 3), ((y0 + y) * w + x0) * 3);
   return { width: w, height: h, rgb };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('real camera: ffmpeg input options', () => {

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { until } from '../helpers.ts';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
 import type { Faults } from '../../src/emulator/bus.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
@@ -80,21 +81,6 @@ async function rig(
       if (!opts.emulator) await emulator.close();
     },
   };
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  ms = 6000,
-  pollMs = 20,
-): Promise<T> {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 const value = (body: Record<string, unknown>, reg: string) => body[reg] as number;

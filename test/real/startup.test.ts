@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { until } from '../helpers.ts';
 import { startEmulator } from '../../src/emulator/emulator.ts';
 import type { RealBackend } from '../../src/real/backend.ts';
 import type { CycleReport } from '../../src/real/sync-loop.ts';
@@ -143,16 +144,6 @@ describe('the real path from the command line: emulator, then the server on its 
     expect(refused.stderr()).to.match(/cannot open \/dev\/ttyNOPE0/);
   });
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the bus process: the sync loop in a process of its own', function () {
   this.timeout(60000);

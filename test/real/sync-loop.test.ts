@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { SteppedClock, advanceManualClock } from '../../src/core/clock.ts';
 import { type BusRegister, type RawValue, modelSpec } from '../../src/core/registers.ts';
-import type { BusDriver, MotorHealth } from '../../src/real/driver.ts';
+import { type BusDriver, type MotorHealth, freshHealth } from '../../src/real/driver.ts';
 import { type CycleReport, ReportThrottle, SyncLoop } from '../../src/real/sync-loop.ts';
 
 type Op = { op: 'read' | 'write'; reg: BusRegister; ids: number[]; values?: [number, RawValue][] };
@@ -22,18 +22,7 @@ function scriptedDriver(): { driver: BusDriver; ops: Op[]; registers: Map<string
   const health = new Map<number, MotorHealth>(
     [...models.keys()].map((id) => [
       id,
-      {
-        id,
-        name: `m${id}`,
-        model: models.get(id)!.name,
-        online: true,
-        timeouts: 0,
-        corrupt: 0,
-        statusErrors: 0,
-        failedReads: 0,
-        lastError: null,
-        consecutiveFailures: 0,
-      },
+      { ...freshHealth({ id, name: `m${id}`, model: id === 3 ? 'AX-12' : 'MX-28' }), online: true },
     ]),
   );
   const driver = {

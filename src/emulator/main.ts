@@ -1,10 +1,15 @@
 /**
  * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2]`
  * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
+ * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `clear`,
+ * `status`), so a class can pull a servo off the bus and put it back without restarting anything. Opt-in: a
+ * program started in the background of a shell is stopped by the terminal when it reads from it.
  */
+import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../core/errors.ts';
-import type { Faults } from './bus.ts';
+import { createInterface } from 'node:readline';
+import { type EmulatedBus, type Faults, noFaults } from './bus.ts';
 import { startEmulator, trySetPriority } from './emulator.ts';
 
 /** Nice value of the emulator process and its socat relay, where permitted. */
@@ -49,6 +54,50 @@ export function parseFaults(text: string): Partial<Faults> {
   return faults;
 }
 
+/** What `status` prints: the faults in force and the bus's counters. */
+export function describeFaults(bus: EmulatedBus): string {
+  const f = bus.faults;
+  const parts = [
+    `drop=${f.dropRate}`,
+    `corrupt=${f.corruptRate}`,
+    `latency=${f.latencyMs}`,
+    `missing=${[...f.missing].join('+') || 'none'}`,
+    `error=${[...f.errorBits].map(([id, bits]) => `${id}:0x${bits.toString(16)}`).join('+') || 'none'}`,
+  ];
+  const s = bus.stats;
+  return `faults ${parts.join(',')}; ${s.instructions} instructions, ${s.replies} replies, ${s.dropped} dropped, ${s.corrupted} corrupted`;
+}
+
+/**
+ * Applies one console line to the bus's faults: a fault list as --faults takes it (the faults it names change, the
+ * others stay), `clear` (no faults), or `status`. Returns the line to print.
+ */
+export function applyFaultLine(bus: EmulatedBus, line: string): string {
+  const text = line.trim();
+  if (!text) return '';
+  if (text === 'clear') {
+    Object.assign(bus.faults, noFaults());
+    return describeFaults(bus);
+  }
+  if (text === 'status') return describeFaults(bus);
+  try {
+    Object.assign(bus.faults, parseFaults(text));
+    return describeFaults(bus);
+  } catch (err) {
+    return `error: ${(err as Error).message} (a fault list as --faults takes it, "clear" or "status")`;
+  }
+}
+
+/** Reads fault lines from standard input while the emulator runs (nothing happens if stdin is closed). */
+function faultConsole(bus: EmulatedBus): void {
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  lines.on('line', (line) => {
+    const out = applyFaultLine(bus, line);
+    if (out) console.error(out);
+  });
+  lines.on('error', () => {});
+}
+
 async function main(argv: string[]): Promise<void> {
   const program = new Command()
     .name('emulator')
@@ -65,6 +114,10 @@ async function main(argv: string[]): Promise<void> {
       parseFaults,
     )
     .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)
+    .option(
+      '--console',
+      'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, clear, status',
+    )
     .showHelpAfterError(false)
     .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
     .exitOverride();
@@ -73,7 +126,13 @@ async function main(argv: string[]): Promise<void> {
   } catch (err) {
     process.exit((err as { exitCode?: number }).exitCode === 0 ? 0 : 2);
   }
-  const opts = program.opts<{ robot: string; baud?: number; faults?: Partial<Faults>; seed: number }>();
+  const opts = program.opts<{
+    robot: string;
+    baud?: number;
+    faults?: Partial<Faults>;
+    seed: number;
+    console?: boolean;
+  }>();
   let emulator;
   try {
     // The servos' stand-in runs ahead of the host where permitted: real servos answer on their own microcontrollers,
@@ -97,6 +156,7 @@ async function main(argv: string[]): Promise<void> {
   console.error(
     `emulating ${opts.robot} on ${emulator.path}; run: npm start -- --backend=real --robot=${opts.robot} --serial=${emulator.path}`,
   );
+  if (opts.console) faultConsole(emulator.bus);
   const shutdown = () => {
     emulator
       .close()
@@ -107,7 +167,8 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
-main(process.argv).catch((err: unknown) => {
-  console.error(`error: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  main(process.argv).catch((err: unknown) => {
+    console.error(`error: ${(err as Error).stack ?? String(err)}`);
+    process.exit(1);
+  });

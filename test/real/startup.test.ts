@@ -39,11 +39,11 @@ afterEach(async () => {
   procs.clear();
 });
 
-function launch(script: string, args: string[]): Proc {
+function launch(script: string, args: string[], stdin: 'ignore' | 'pipe' = 'ignore'): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
   });
   procs.add(child);
   let out = '';
@@ -77,8 +77,11 @@ async function waitFor(
 }
 
 /** `npm run emulator -- <args>`: resolves with the device path it prints first. */
-async function emulator(args: string[]): Promise<{ proc: Proc; device: string }> {
-  const proc = launch('src/emulator/main.ts', args);
+async function emulator(
+  args: string[],
+  stdin: 'ignore' | 'pipe' = 'ignore',
+): Promise<{ proc: Proc; device: string }> {
+  const proc = launch('src/emulator/main.ts', args, stdin);
   const m = await waitFor(proc, /^(\/\S+)\n/, 'device path');
   return { proc, device: m[1]! };
 }
@@ -209,6 +212,48 @@ describe('the bus process: the sync loop in a process of its own', function () {
       expect(await next.exited).to.equal('SIGTERM');
     } finally {
       await emu.close();
+    }
+  });
+});
+
+describe('the emulator console (--console): faults changed while it runs', function () {
+  this.timeout(60000);
+
+  it('"missing=3" on its stdin takes m3 off the bus (503, the others answer); "clear" puts it back', async () => {
+    const emu = await emulator(['--robot', 'ergo-jr', '--console'], 'pipe');
+    const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-console-'));
+    const server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: emu.device },
+      recordsDir: records,
+    });
+    try {
+      await server.app.listen({ port: 0, host: '127.0.0.1' });
+      const addr = server.app.server.address();
+      const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+      const status = async (m: string) =>
+        (await fetch(`${url}/motors/${m}/registers/present_position/value.json`)).status;
+      expect(await status('m3')).to.equal(200);
+      emu.proc.child.stdin!.write('missing=3\n');
+      await waitFor(emu.proc, /faults .*missing=3/, 'the console acknowledging', 5000, 'stderr');
+      await until('m3 to answer 503', async () => ((await status('m3')) === 503 ? true : undefined));
+      expect(await status('m2')).to.equal(200);
+      emu.proc.child.stdin!.write('nonsense=1\n');
+      await waitFor(emu.proc, /error: unknown fault "nonsense"/, 'the console refusing', 5000, 'stderr');
+      emu.proc.child.stdin!.write('clear\n');
+      await until('m3 to answer again', async () => ((await status('m3')) === 200 ? true : undefined));
+      emu.proc.child.stdin!.write('status\n');
+      await waitFor(
+        emu.proc,
+        /faults drop=0,.*missing=none.*\d+ instructions/,
+        'the status line',
+        5000,
+        'stderr',
+      );
+    } finally {
+      await server.close();
+      rmSync(records, { recursive: true, force: true });
     }
   });
 });

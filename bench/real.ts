@@ -198,15 +198,17 @@ export async function runRealBench(quick = false): Promise<RealBenchResult> {
   try {
     for (const robot of ['ergo-jr', 'torso']) {
       const emulator = await startEmulatorProcess(robot);
-      try {
-        // Highest rate: asked for 1000 Hz, the loop runs its cycles back to back.
-        const fast = await createRobotServer({
+      const serve = (loopHz: number) =>
+        createRobotServer({
           backend: 'real',
           robot,
           real: { serial: emulator.device },
-          loopHz: 1000,
+          loopHz,
           recordsDir: records,
         });
+      try {
+        // Highest rate: asked for 1000 Hz, the loop runs its cycles back to back.
+        const fast = await serve(1000);
         try {
           await sleep(500);
           const backend = fast.backend as RealBackend;
@@ -230,13 +232,7 @@ export async function runRealBench(quick = false): Promise<RealBenchResult> {
           await fast.close();
         }
         // 50 Hz: lateness idle, then under 10 REST connections; then REST throughput.
-        const server = await createRobotServer({
-          backend: 'real',
-          robot,
-          real: { serial: emulator.device },
-          loopHz: 50,
-          recordsDir: records,
-        });
+        const server = await serve(50);
         try {
           const url = await listen(server);
           const reg = `${url}/motors/${server.config.motors[0]!.name}/registers/present_position/value.json`;

@@ -194,6 +194,18 @@ export const SLOW_REGISTERS = [
 ] as const satisfies readonly BusRegister[];
 export type SlowRegister = (typeof SLOW_REGISTERS)[number];
 
+/**
+ * The slow registers control cycle number `cycle` of a loop at `hz` reads: 5 Hz each, one a cycle on consecutive
+ * cycles, so that no cycle carries all three (on a 1.0 bus of AX-12s, which have no bulk read, each is a read per
+ * motor, and the cycle after such a cycle started late); all three in one cycle when the loop is too slow to spread.
+ */
+export function slowRegistersDue(cycle: number, hz: number): readonly SlowRegister[] {
+  const every = Math.max(1, Math.round(hz / 5));
+  const phase = cycle % every;
+  if (every <= SLOW_REGISTERS.length) return phase === 1 % every ? SLOW_REGISTERS : [];
+  return phase >= 1 && phase <= SLOW_REGISTERS.length ? [SLOW_REGISTERS[phase - 1]!] : [];
+}
+
 // --- conversions (FACTS.md 8.5), raw frame: degrees, deg/s, %, V, deg C ---
 
 const round = (x: number, decimals: number) => {

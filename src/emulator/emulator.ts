@@ -3,11 +3,11 @@
  * a pseudo-terminal pair made by socat. The host (the real backend, or any Dynamixel tool) opens the other end.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import os from 'node:os';
 import fs from 'node:fs';
 import tty from 'node:tty';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
+import { trySetPriority } from '../core/priority.ts';
 import { modelSpec } from '../core/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
@@ -37,16 +37,6 @@ export interface RunningEmulator {
   /** Opens another pty on the same servos (a second host). */
   addPort(): Promise<string>;
   close(): Promise<void>;
-}
-
-/** Sets a process's nice value if this process may; false when it may not (the caller decides whether to say so). */
-export function trySetPriority(pid: number, nice: number): boolean {
-  try {
-    os.setPriority(pid, nice);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Starts `socat` with two linked raw ptys and resolves with their paths once it is ready. */

@@ -10,7 +10,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { createInterface } from 'node:readline';
 import { type EmulatedBus, type Faults, noFaults } from './bus.ts';
-import { startEmulator, trySetPriority } from './emulator.ts';
+import { trySetPriority } from '../core/priority.ts';
+import { startEmulator } from './emulator.ts';
 
 /** Nice value of the emulator process and its socat relay, where permitted. */
 const EMULATOR_PRIORITY = -10;

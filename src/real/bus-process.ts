@@ -5,9 +5,8 @@
  * (serialport/node-serialport#2748). It speaks to RealBackend (src/real/backend.ts) over the IPC channel in the
  * messages of bus-messages.ts. If the server dies, the channel closes and the servos are left safe here.
  */
-import { execFileSync } from 'node:child_process';
-import os from 'node:os';
 import { WallClock } from '../core/clock.ts';
+import { tryRealtime, trySetPriority } from '../core/priority.ts';
 import { BusDriver } from './driver.ts';
 import { ReportThrottle, SyncLoop } from './sync-loop.ts';
 import { type FromBus, type ToBus, toWire } from './bus-messages.ts';
@@ -28,27 +27,14 @@ const log = (line: string) => post({ t: 'log', line });
  * runs at normal priority and says so once.
  */
 function raisePriority(realtime: number, nice: number): void {
-  if (realtime > 0) {
-    try {
-      execFileSync('chrt', ['-a', '-f', '-p', String(realtime), String(process.pid)], { stdio: 'ignore' });
-      return;
-    } catch {
-      // No chrt, or no permission: try the nice value.
-    }
-  }
-  if (nice >= 0) return;
-  try {
-    os.setPriority(0, nice);
-  } catch {
-    log(
-      `the bus loop runs at normal priority (no permission for real-time or nice ${nice}); under heavy load its cycles may start late`,
-    );
-  }
+  if (realtime > 0 && tryRealtime(process.pid, realtime)) return;
+  if (nice >= 0 || trySetPriority(0, nice)) return;
+  log(
+    `the bus loop runs at normal priority (no permission for real-time or nice ${nice}); under heavy load its cycles may start late`,
+  );
 }
 
 const reports = new ReportThrottle((report) => post({ t: 'cycle', ...report }));
-
-const health = (driver: BusDriver) => [...driver.health.values()].map((h) => ({ ...h }));
 
 function close(onClose: 'compliant' | 'hold'): Promise<void> {
   closing ??= (async () => {
@@ -81,8 +67,8 @@ process.on('message', (m: ToBus) => {
     });
     bus = { driver, loop, onClose: m.setup.onClose };
     driver.open().then(
-      () => post({ t: 'opened', health: health(driver) }),
-      (err: unknown) => post({ t: 'opened', error: toWire(err), health: health(driver) }),
+      () => post({ t: 'opened', health: driver.healthSnapshot() }),
+      (err: unknown) => post({ t: 'opened', error: toWire(err), health: driver.healthSnapshot() }),
     );
     return;
   }
@@ -99,7 +85,7 @@ process.on('message', (m: ToBus) => {
             t: 'read',
             req: m.req,
             values: [...values],
-            health: health(driver),
+            health: driver.healthSnapshot(),
             stats: { ...driver.link.stats },
           }),
         (err: unknown) =>
@@ -107,7 +93,7 @@ process.on('message', (m: ToBus) => {
             t: 'read',
             req: m.req,
             error: toWire(err),
-            health: health(driver),
+            health: driver.healthSnapshot(),
             stats: { ...driver.link.stats },
           }),
       );

@@ -240,6 +240,11 @@ export class BusDriver {
     await this.link.close();
   }
 
+  /** Every motor's health, copied (to send to the server). */
+  healthSnapshot(): MotorHealth[] {
+    return [...this.health.values()].map((h) => ({ ...h }));
+  }
+
   /** Counts one bad exchange with motor `id` (every one, retried or not). */
   #countError(id: number, err: BusError): void {
     const h = this.health.get(id);

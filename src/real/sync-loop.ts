@@ -1,18 +1,15 @@
 /**
- * pypot's sync loop, in the bus worker's thread: every period it sends the writes queued since the last cycle (in
+ * pypot's sync loop, in the bus process (bus-process.ts): every period it sends the writes queued since the last cycle (in
  * the order they came, one sync write per register), serves the reads asked meanwhile, then reads present position,
  * speed and load of every motor in one transaction, and one slow register (voltage, temperature, current) at 5 Hz.
- * Its own thread keeps its schedule whatever the server's HTTP load (issue 11: p99 lateness within 2 ms under 10
+ * Its own process keeps its schedule whatever the server's HTTP load (issue 11: p99 lateness within 2 ms under 10
  * REST connections); the Robot reads the cycles' values from the backend's cache.
  * Before start() and after stop(), queued work runs at once, in order: start-up reads and the last writes.
  */
 import { type Clock, isAbortError } from '../core/clock.ts';
 import { controlTable } from '../core/control-table.ts';
-import { type BusRegister, type RawValue, CYCLE_REGISTERS, SLOW_REGISTERS } from '../core/registers.ts';
+import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../core/registers.ts';
 import type { BusDriver, MotorHealth } from './driver.ts';
-
-/** The slow registers' rate: one a cycle on consecutive cycles (on a 1.0 bus of AX-12s each is a read per motor). */
-const SLOW_HZ = 5;
 
 /** Transactions done and bytes sent and received on the link. */
 export interface LinkStats {
@@ -155,17 +152,7 @@ export class SyncLoop {
       await this.#drain();
       const ids = [...this.driver.models.keys()];
       for (const reg of CYCLE_REGISTERS) values.push([reg, [...(await this.driver.read(ids, reg))]]);
-      const every = Math.max(1, Math.round(this.opts.hz / SLOW_HZ));
-      const phase = seq % every;
-      const slow =
-        every <= SLOW_REGISTERS.length
-          ? phase === 0
-            ? [...SLOW_REGISTERS]
-            : []
-          : phase >= 1 && phase <= SLOW_REGISTERS.length
-            ? [SLOW_REGISTERS[phase - 1]!]
-            : [];
-      for (const reg of slow) {
+      for (const reg of slowRegistersDue(seq, this.opts.hz)) {
         const having = ids.filter((id) => controlTable(this.driver.models.get(id)!).bus[reg]);
         if (having.length) values.push([reg, [...(await this.driver.read(having, reg))]]);
       }
@@ -181,7 +168,7 @@ export class SyncLoop {
       startedAt,
       lateMs,
       values,
-      health: this.#healthChanged() ? [...this.driver.health.values()].map((h) => ({ ...h })) : undefined,
+      health: this.#healthChanged() ? this.driver.healthSnapshot() : undefined,
       stats: { ...this.driver.link.stats },
     });
   }

@@ -14,6 +14,7 @@ import {
   type SlowRegister,
   LED_COLOURS,
   SLOW_REGISTERS,
+  slowRegistersDue,
   currentToAmps,
   degSToSpeed,
   degToPosition,
@@ -405,16 +406,9 @@ export class Robot {
       const l = load?.get(m.id);
       if (typeof l === 'number') m.state.presentLoad = orientRaw(m.frame, loadToPercent(l)) + 0;
     }
-    // Slow registers at 5 Hz, as pypot's slower sync loops do: one register a tick on consecutive ticks, so that no
-    // cycle carries all three (on a 1.0 bus of AX-12s, which have no bulk read, that is a read per motor and register,
-    // and the cycle after it started late).
-    // (The first values were read at start, #readInitial.)
-    const every = Math.max(1, Math.round(this.rate / 5));
-    const phase = this.#ticks % every;
-    if (every <= SLOW_REGISTERS.length) {
-      if (phase === 1 % every) await this.#readSlow(SLOW_REGISTERS);
-    } else if (phase >= 1 && phase <= SLOW_REGISTERS.length)
-      await this.#readSlow([SLOW_REGISTERS[phase - 1]!]);
+    // Slow registers at 5 Hz, as pypot's slower sync loops do (the first values were read at start, #readInitial).
+    const due = slowRegistersDue(this.#ticks, this.rate);
+    if (due.length) await this.#readSlow(due);
   }
 
   async #readSlow(which: readonly SlowRegister[]): Promise<void> {

@@ -29,6 +29,7 @@ function scriptedDriver(): { driver: BusDriver; ops: Op[]; registers: Map<string
     models,
     health,
     link: { stats: { transactions: 0, sent: 0, received: 0 } },
+    healthSnapshot: () => [...health.values()].map((h) => ({ ...h })),
     async read(ids: readonly number[], reg: BusRegister) {
       ops.push({ op: 'read', reg, ids: [...ids] });
       await new Promise((r) => setImmediate(r)); // the bus takes its time

@@ -40,12 +40,9 @@ const gotoAnswer = z.object({
   motors: z.record(z.string(), z.number()).meta({ description: 'motor -> target after clamping, degrees' }),
   duration: z.number(),
   waiting: z.boolean().meta({ description: 'whether the answer came after the motion' }),
-  cancelled: z
-    .boolean()
-    .optional()
-    .meta({
-      description: 'with wait only: true when a newer command took a motor over before the end (beyond v4)',
-    }),
+  cancelled: z.boolean().optional().meta({
+    description: 'with wait only: true when a newer command took a motor over before the end (beyond v4)',
+  }),
 });
 
 /**

@@ -71,12 +71,9 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
         primitive: z.string(),
         state: z.enum(['stopped', 'running', 'paused']),
         running: z.boolean().meta({ description: 'running or paused' }),
-        last_error: z
-          .string()
-          .nullable()
-          .meta({
-            description: 'why its last run ended on a failure (a throw, a crash, a watchdog); null if none',
-          }),
+        last_error: z.string().nullable().meta({
+          description: 'why its last run ended on a failure (a throw, a crash, a watchdog); null if none',
+        }),
         isolated: z.boolean().meta({ description: 'a custom primitive, run in its own worker thread' }),
       }),
       examples: {

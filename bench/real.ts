@@ -7,7 +7,7 @@
  *   10 REST connections; and how long after its cycle's start the Robot's tick (on the server's thread, which also
  *   serves HTTP, paced by the cycles) begins, the age of the values it works on.
  * - REST register reads per second on the real backend, against the sim at real time.
- * `npx tsx bench/real.ts` runs it alone (BENCH_QUICK=1: shorter runs).
+ * `npx tsx bench/real.ts` runs it alone (BENCH_QUICK=1: shorter runs; `rates`: the highest loop rates only).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -191,7 +191,7 @@ function tickDelay(sync: number[], ticks: number[]): { p50: number; p99: number;
   return { p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays.at(-1)! };
 }
 
-export async function runRealBench(quick = false): Promise<RealBenchResult> {
+export async function runRealBench(quick = false, ratesOnly = false): Promise<RealBenchResult> {
   const seconds = quick ? 2 : 5;
   const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-bench-real-'));
   const out: RealBenchResult = { rates: [], lateness: [], rest: [] };
@@ -231,6 +231,7 @@ export async function runRealBench(quick = false): Promise<RealBenchResult> {
         } finally {
           await fast.close();
         }
+        if (ratesOnly) continue;
         // 50 Hz: lateness idle, then under 10 REST connections; then REST throughput.
         const server = await serve(50);
         try {
@@ -332,7 +333,9 @@ export function realReport(r: RealBenchResult): {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { lines, rows } = realReport(await runRealBench(process.env.BENCH_QUICK === '1'));
+  const { lines, rows } = realReport(
+    await runRealBench(process.env.BENCH_QUICK === '1', process.argv.includes('rates')),
+  );
   for (const line of lines) console.log(line);
   for (const row of rows)
     console.log(

@@ -1,10 +1,10 @@
 /**
- * The bus emulator: the twin's servos (src/sim, at real-time speed) behind an emulated Dynamixel bus, on one end of
- * a pseudo-terminal pair made by socat. The host (the real backend, or any Dynamixel tool) opens the other end.
+ * The bus emulator: the twin's servos (src/sim, at real-time speed) behind an emulated Dynamixel bus, on a
+ * pseudo-terminal made by socat, which relays its bytes to and from this process. The host (the real backend, or any
+ * Dynamixel tool) opens the pty.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import tty from 'node:tty';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { trySetPriority } from '../core/priority.ts';
@@ -39,35 +39,42 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-/** Starts `socat` with two linked raw ptys and resolves with their paths once it is ready. */
-export function openPtyPair(): Promise<{ paths: [string, string]; socat: ChildProcess }> {
+/**
+ * Starts `socat` with one raw pty, relayed to and from socat's stdin and stdout (pipes to this process), and resolves
+ * with the pty's path once it is ready. One pty, not a linked pair: each pty hop passes through the kernel's tty
+ * work queue, a wake-up more per direction of every transaction.
+ */
+export function openPty(): Promise<{
+  path: string;
+  socat: ChildProcessByStdio<Writable, Readable, Readable>;
+}> {
   return new Promise((resolve, reject) => {
-    let socat: ChildProcess;
+    let socat: ChildProcessByStdio<Writable, Readable, Readable>;
     try {
-      socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (err) {
       reject(err as Error);
       return;
     }
-    const paths: string[] = [];
+    let path: string | undefined;
     let text = '';
+    let ready = false;
     const fail = (why: string) => {
       socat.kill();
       reject(new ConfigError('socat', `${why} (the bus emulator needs socat: apt-get install socat)`));
     };
     socat.on('error', (err) => fail(err.message));
     socat.on('exit', (code) => {
-      if (paths.length < 2) fail(`socat exited with code ${code}: ${text.trim().split('\n').pop() ?? ''}`);
+      if (!ready) fail(`socat exited with code ${code}: ${text.trim().split('\n').pop() ?? ''}`);
     });
-    socat.stderr!.on('data', (chunk: Buffer) => {
+    socat.stderr.on('data', (chunk: Buffer) => {
       text += chunk.toString();
-      for (const m of text.matchAll(/PTY is (\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
-      if (paths.length === 2 && /starting data transfer loop/.test(text)) {
-        socat.stderr!.removeAllListeners('data');
-        socat.stderr!.resume();
-        resolve({ paths: [paths[0]!, paths[1]!], socat });
+      path ??= /PTY is (\S+)/.exec(text)?.[1];
+      if (path && /starting data transfer loop/.test(text)) {
+        ready = true;
+        socat.stderr.removeAllListeners('data');
+        socat.stderr.resume();
+        resolve({ path, socat });
       }
     });
   });
@@ -84,25 +91,18 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   );
   const faults = { ...noFaults(), ...opts.faults };
   const bus = new EmulatedBus({ protocol: config.bus.protocol, baud, servos, faults, seed: opts.seed });
-  const ports: { socat: ChildProcess; port: tty.ReadStream }[] = [];
+  const ports: { socat: ChildProcessByStdio<Writable, Readable, Readable> }[] = [];
   /** One more pty on the bus; resolves with the path the host opens. */
   const addPort = async (): Promise<string> => {
-    const { paths, socat } = await openPtyPair();
+    const { path, socat } = await openPty();
     if (opts.priority && socat.pid !== undefined) trySetPriority(socat.pid, opts.priority);
-    // Node's own tty stream, read and written on the event loop's thread (socat made the pty raw): serialport would
-    // hand each reply to libuv's thread pool, a wake-up more per transaction (back-to-back cycles 53 -> 65 % of the
-    // bus limit for the Ergo Jr). `writable`: one handle both ways.
-    const fd = fs.openSync(paths[0], fs.constants.O_RDWR | fs.constants.O_NOCTTY | fs.constants.O_NONBLOCK);
-    const port = new tty.ReadStream(fd, { writable: true } as ConstructorParameters<
-      typeof tty.ReadStream
-    >[1]);
-    ports.push({ socat, port });
+    ports.push({ socat });
     const receive = bus.connect((bytes) => {
-      if (!port.destroyed) port.write(Buffer.from(bytes));
+      if (socat.stdin.writable) socat.stdin.write(bytes);
     });
-    port.on('data', (chunk: Buffer) => receive(chunk));
-    port.on('error', () => {});
-    return paths[1];
+    socat.stdout.on('data', (chunk: Buffer) => receive(chunk));
+    socat.stdin.on('error', () => {});
+    return path;
   };
   const path = await addPort();
   sim.start();
@@ -126,9 +126,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     close() {
       closing ??= (async () => {
         bus.close();
-        for (const { port, socat } of ports) {
-          if (!port.closed)
-            await new Promise<void>((resolve) => port.once('close', () => resolve()).destroy());
+        for (const { socat } of ports) {
           const exited = new Promise<void>((resolve) => {
             if (socat.exitCode !== null || socat.signalCode !== null) resolve();
             else socat.once('exit', () => resolve());

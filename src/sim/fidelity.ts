@@ -5,7 +5,7 @@
  * the solver and the servo code against the model. Used by test/sim/fidelity*.test.ts and `npm run bench -- fidelity`.
  */
 import type { ModelSpec } from '../core/registers.ts';
-import { degToPosition, modelSpec } from '../core/registers.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../core/registers.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
 import { SimServo } from './servo.ts';
@@ -144,8 +144,8 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
   const sub = 8;
   const h = dt / sub;
   const inertia = load.mass * load.length * load.length + m.armature;
-  // The firmware holds goals in register counts, within its span: quantise and clamp the goal as the bus does.
-  const resolution = spec.positionSpan / (spec.positionSteps - 1);
+  // The firmware holds goals in register counts, within its span: the goal goes through the bus's own conversion
+  // (count 512 of an XL-320 is +0.15 degrees, not 0: a grid of its own here put goals half a count off the twin's).
   let q = program.start * DEG;
   let dq = 0;
   const run: Run = { t: [], q: [], dq: [] };
@@ -156,8 +156,7 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
     run.t.push(t);
     run.q.push(q / DEG);
     run.dq.push(dq / DEG);
-    const half = spec.positionSpan / 2;
-    const goal = Math.round(Math.min(half, Math.max(-half, u.goal)) / resolution) * resolution * DEG;
+    const goal = positionToDeg(spec, goalCounts(spec, u.goal)) * DEG;
     for (let s = 0; s < sub; s++) {
       let tauM = 0;
       if (u.torqueOn) {

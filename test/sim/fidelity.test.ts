@@ -35,12 +35,11 @@ describe('sim fidelity: one servo on a pendulum, twin vs the published model', f
           expect(within(twin[k], ref[k], 0.1), `${k}: twin ${twin[k]} vs reference ${ref[k]}`).to.equal(true);
       });
 
-      it('hold error within 10 % of the reference, or 0.25 degree where the gearbox sticks a little apart', () => {
-        // Where a sagging joint sticks depends on the last step before it stops: the twin's solver and the
-        // reference's integrator may part by a fraction of a degree on a hold of under 2 degrees.
-        const ok =
-          within(twin.holdError, ref.holdError, 0.1) || Math.abs(twin.holdError - ref.holdError) < 0.25;
-        expect(ok, `twin ${twin.holdError} vs reference ${ref.holdError}`).to.equal(true);
+      it('hold error within 10 % of the reference', () => {
+        expect(
+          within(twin.holdError, ref.holdError, 0.1),
+          `twin ${twin.holdError} vs reference ${ref.holdError}`,
+        ).to.equal(true);
       });
 
       it('30-degree step: overshoot within 1 degree of the reference', () => {

@@ -35,6 +35,12 @@ const DEG = Math.PI / 180;
 const MAX_MODE_SLICE_MS = 4;
 /** In real time, steps taken back to back hand the event loop over after this long (ms), so requests wait less. */
 const REAL_TIME_BATCH_MS = 1;
+/**
+ * In real time, the physics wakes this often (ms) and takes the steps due (five 2 ms steps): waking every millisecond
+ * for a 2 ms step cost an idle Torso server 13 % of a core, 10 ms 8.7 % (the wake-ups themselves, and steps taken
+ * one at a time run slower). State still moves twice as often as pypot's 50 Hz sync loop refreshes a real robot's.
+ */
+const REAL_TIME_WAKE_MS = 10;
 /** Real-time mode gives up catching up beyond this lag (s) rather than stalling the process. */
 const MAX_LAG_S = 0.25;
 
@@ -296,7 +302,7 @@ export class SimBackend implements Backend {
           }
         }
         this.#sampleRtf();
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise((resolve) => setTimeout(resolve, REAL_TIME_WAKE_MS));
       }
     }
   }

@@ -85,7 +85,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const config = await loadRobotConfig(opts.robot);
   const urdf = await loadUrdf(config.urdfPath);
   const baud = opts.baud ?? config.bus.baudrate;
-  const sim = new SimBackend({ config, urdf, speed: opts.speed ?? 1 });
+  // Servos' state moves continuously: the physics wakes every millisecond and takes one step at a time, so that a
+  // transaction never waits behind a batch of steps (Torso back to back: 65-66 % of the bus limit with 10 ms batches,
+  // 69-73 % with these).
+  const sim = new SimBackend({ config, urdf, speed: opts.speed ?? 1, wakeMs: 1 });
   await sim.open();
   const servos = new Map(
     config.motors.map((m) => [m.id, new EmulatedServo(m.id, modelSpec(m.model), sim.bus)]),

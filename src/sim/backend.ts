@@ -28,6 +28,8 @@ export interface SimOptions {
   readonly dt?: number;
   /** Initial pose, user degrees by motor name (defaults to the config's start-up pose, then 0). */
   readonly initialPose?: Readonly<Record<string, number>>;
+  /** In real time, how often the physics wakes to take the steps due, ms (default REAL_TIME_WAKE_MS). */
+  readonly wakeMs?: number;
 }
 
 const DEG = Math.PI / 180;
@@ -302,7 +304,7 @@ export class SimBackend implements Backend {
           }
         }
         this.#sampleRtf();
-        await new Promise((resolve) => setTimeout(resolve, REAL_TIME_WAKE_MS));
+        await new Promise((resolve) => setTimeout(resolve, this.#opts.wakeMs ?? REAL_TIME_WAKE_MS));
       }
     }
   }

@@ -278,7 +278,9 @@ describe('scenario checks: primitive runs', function () {
     const faulty = await primitiveRunCheck(twinTarget(twin), 'faulty', 3, { lastError });
     expect(faulty.status).to.equal('fail');
     expect(faulty.findings[0]!.where).to.equal('faulty');
-    expect(faulty.findings[0]!.time).to.be.within(1, 1.2);
+    // Seen at the first poll (every 0.1 s) after the worker's error reached the host; a loaded machine's worker skips
+    // ticks (by design: the control loop never waits for it), so the error may surface a poll or two late.
+    expect(faulty.findings[0]!.time).to.be.within(1, 1.3 + 1e-9);
     expect(faulty.findings[0]!.message).to.match(
       /^faulty stopped at t=1\.\d\d s of the 3\.00 s run: .*lost track of m1/,
     );

@@ -234,9 +234,12 @@ export class BusDriver {
   /** Leaves the servos limp (`compliant`) or holding, then closes the port. */
   async close(onClose: 'compliant' | 'hold' = 'compliant'): Promise<void> {
     if (!this.link.isOpen) return;
-    const online = [...this.health.values()].filter((h) => h.online).map((h) => h.id);
-    if (onClose === 'compliant' && online.length)
-      await this.write('torque_enable', new Map(online.map((id) => [id, 0]))).catch(() => {});
+    // Every configured motor, lost ones included: a sync write waits for no reply, and a motor counted lost (its
+    // replies dropped or garbled under load) may still hear it. Leaving one stiff is the failure that matters here.
+    if (onClose === 'compliant' && this.models.size)
+      await this.#syncWrite('torque_enable', new Map([...this.models.keys()].map((id) => [id, 0]))).catch(
+        () => {},
+      );
     await this.link.close();
   }
 

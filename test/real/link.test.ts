@@ -6,6 +6,9 @@ import { expect } from 'chai';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
 import { instructions } from '../../src/dynamixel/packet.ts';
 import { SerialLink } from '../../src/real/link.ts';
+import { BusDriver } from '../../src/real/driver.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { until } from '../helpers.ts';
 
 describe('serial link over the emulator (Ergo Jr, protocol 2.0)', function () {
   this.timeout(20000);
@@ -74,6 +77,48 @@ describe('serial link over the emulator (Ergo Jr, protocol 2.0)', function () {
       expect([...read.packets.get(2)!.params]).to.deep.equal([4]);
     } finally {
       await link.close();
+    }
+  });
+});
+
+describe('the bus driver closing (Ergo Jr over the emulator)', function () {
+  this.timeout(20000);
+
+  it('leaves every motor limp on close, motors counted lost included', async () => {
+    const emulator = await startEmulator({ robot: 'ergo-jr', speed: 'manual' });
+    try {
+      const config = await loadRobotConfig('ergo-jr');
+      const driver = new BusDriver({
+        path: emulator.path,
+        baud: config.bus.baudrate,
+        protocol: config.bus.protocol,
+        motors: config.motors.map((m) => ({
+          id: m.id,
+          name: m.name,
+          model: m.model,
+          angleLimit: m.angleLimit,
+        })),
+        timeoutMs: 5,
+      });
+      await driver.open();
+      const ids = config.motors.map((m) => m.id);
+      await driver.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+      const torque = async () => [...(await emulator.sim.bus.read(ids, 'torque_enable')).values()];
+      // The emulator obeys once the bytes have crossed the pty.
+      await until('torque on', async () => ((await torque()).every((t) => t === 1) ? true : undefined));
+      // Every reply lost from now on (the servos still hear and obey): the driver soon counts them all lost.
+      emulator.bus.faults.dropRate = 1;
+      for (let i = 0; i < 20 && [...driver.health.values()].some((h) => h.online); i++)
+        await driver.read(ids, 'present_position');
+      expect([...driver.health.values()].filter((h) => h.online)).to.deep.equal([]);
+      await driver.close('compliant');
+      await until(
+        'torque off',
+        async () => ((await torque()).every((t) => t === 0) ? true : undefined),
+        2000,
+      );
+    } finally {
+      await emulator.close();
     }
   });
 });

@@ -60,6 +60,11 @@ export interface RealOptions {
   readonly log?: (line: string) => void;
 }
 
+/** The robot's motors as the bus driver knows them: id, name, model and angle limits. */
+export function busMotors(config: RobotConfig): BusSetup['motors'] {
+  return config.motors.map((m) => ({ id: m.id, name: m.name, model: m.model, angleLimit: m.angleLimit }));
+}
+
 class ProcessBus implements MotorBus {
   constructor(private readonly owner: RealBackend) {}
 
@@ -129,12 +134,7 @@ export class RealBackend implements Backend {
       path,
       baud: opts.baud ?? config.bus.baudrate,
       protocol: config.bus.protocol,
-      motors: config.motors.map((m) => ({
-        id: m.id,
-        name: m.name,
-        model: m.model,
-        angleLimit: m.angleLimit,
-      })),
+      motors: busMotors(config),
       allowMissing: opts.allowMissing,
       timeoutMs: opts.timeoutMs,
       lock: opts.lock,

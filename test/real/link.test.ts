@@ -7,6 +7,7 @@ import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator
 import { instructions } from '../../src/dynamixel/packet.ts';
 import { SerialLink } from '../../src/real/link.ts';
 import { BusDriver } from '../../src/real/driver.ts';
+import { busMotors } from '../../src/real/backend.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { until } from '../helpers.ts';
 
@@ -92,12 +93,7 @@ describe('the bus driver closing (Ergo Jr over the emulator)', function () {
         path: emulator.path,
         baud: config.bus.baudrate,
         protocol: config.bus.protocol,
-        motors: config.motors.map((m) => ({
-          id: m.id,
-          name: m.name,
-          model: m.model,
-          angleLimit: m.angleLimit,
-        })),
+        motors: busMotors(config),
         timeoutMs: 5,
       });
       await driver.open();

@@ -69,7 +69,7 @@ describe('state stream fan-out', () => {
     const sockets = Array.from({ length: 10 }, () => new FakeSocket());
     for (const socket of sockets) s.stream.add(socket, 50);
     expect(s.encodes).to.equal(1); // the current state, for the first viewer; the others reuse it
-    expect(s.pumpPeriod).to.equal(20);
+    expect(s.pumpPeriod).to.equal(10); // twice the viewers' rate
     for (let i = 0; i < 5; i++) {
       s.tick();
       s.after(20);
@@ -80,6 +80,26 @@ describe('state stream fan-out', () => {
       expect(socket.frames).to.deep.equal(sockets[0]!.frames);
     }
     expect(JSON.parse(sockets[0]!.frames[5]!)).to.deep.equal({ seq: 6, version: 5 });
+  });
+
+  it('a state that comes just after a round still goes out at the next one, half a period later', () => {
+    // The sim steps in 10 ms batches: the robot's 50 Hz ticks reach the stream up to 10 ms late, on either side of
+    // the pump's rounds. Every tick must still become a frame.
+    const s = manualStream();
+    const socket = new FakeSocket();
+    s.stream.add(socket, 50);
+    for (let i = 0; i < 10; i++) {
+      s.after(10); // a round finds nothing new...
+      s.tick(); // ...the tick lands just after it...
+      s.after(10); // ...and goes out at the next round
+    }
+    expect(socket.frames).to.have.length(11);
+    // Never faster than the viewer's rate: ticks every 10 ms still give a frame at most every 15 ms.
+    for (let i = 0; i < 10; i++) {
+      s.tick();
+      s.after(10);
+    }
+    expect(socket.frames.length).to.be.within(15, 17);
   });
 
   it('sends nothing new when the robot has not ticked', () => {
@@ -156,7 +176,7 @@ describe('state stream fan-out', () => {
   it('stops its pump when the last viewer leaves', () => {
     const s = manualStream();
     const handle = s.stream.add(new FakeSocket(), 25);
-    expect(s.pumpPeriod).to.equal(40);
+    expect(s.pumpPeriod).to.equal(20); // twice its rate
     handle.remove();
     expect(s.pumpPeriod).to.equal(0);
   });

@@ -7,7 +7,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
-import { tryRealtime, trySetPriority } from '../core/priority.ts';
+import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { modelSpec } from '../core/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
@@ -24,10 +24,9 @@ export interface EmulatorOptions {
   readonly speed?: SimSpeed;
   /**
    * Scheduling of the socat relays (the wire): servos answer on their own microcontrollers, so the emulator's
-   * processes may ask to run ahead of the host's: real-time FIFO at `realtime`, or a `nice` value. Applied where
-   * permitted (root, CAP_SYS_NICE); default: unchanged.
+   * processes may ask to run ahead of the host's. Applied where permitted (root, CAP_SYS_NICE); default: unchanged.
    */
-  readonly scheduling?: { readonly realtime: number } | { readonly nice: number };
+  readonly scheduling?: Scheduling;
 }
 
 export interface RunningEmulator {
@@ -99,11 +98,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   /** One more pty on the bus; resolves with the path the host opens. */
   const addPort = async (): Promise<string> => {
     const { path, socat } = await openPty();
-    const sched = opts.scheduling;
-    if (sched && socat.pid !== undefined) {
-      if ('realtime' in sched) tryRealtime(socat.pid, sched.realtime);
-      else trySetPriority(socat.pid, sched.nice);
-    }
+    if (opts.scheduling && socat.pid !== undefined) raiseScheduling(socat.pid, opts.scheduling);
     ports.push({ socat });
     const receive = bus.connect((bytes) => {
       if (socat.stdin.writable) socat.stdin.write(bytes);

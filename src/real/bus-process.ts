@@ -6,7 +6,7 @@
  * messages of bus-messages.ts. If the server dies, the channel closes and the servos are left safe here.
  */
 import { WallClock } from '../core/clock.ts';
-import { tryRealtime, trySetPriority } from '../core/priority.ts';
+import { raiseScheduling } from '../core/priority.ts';
 import { BusDriver } from './driver.ts';
 import { ReportThrottle, SyncLoop } from './sync-loop.ts';
 import { type FromBus, type ToBus, toWire } from './bus-messages.ts';
@@ -27,8 +27,7 @@ const log = (line: string) => post({ t: 'log', line });
  * runs at normal priority and says so once.
  */
 function raisePriority(realtime: number, nice: number): void {
-  if (realtime > 0 && tryRealtime(process.pid, realtime)) return;
-  if (nice >= 0 || trySetPriority(0, nice)) return;
+  if (raiseScheduling(process.pid, { realtime, nice })) return;
   log(
     `the bus loop runs at normal priority (no permission for real-time or nice ${nice}); under heavy load its cycles may start late`,
   );

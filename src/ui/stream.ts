@@ -72,7 +72,8 @@ export class StateStream {
   readonly #dropAfter: number;
   readonly #viewers = new Set<Viewer>();
   #stopPump: (() => void) | undefined;
-  #pumpPeriod = 0;
+  /** The pump's interval, ms: half the fastest viewer's period (0: no pump). */
+  #pumpInterval = 0;
   #seq = 0;
   #encoded: { version: number; text: string } | undefined;
   #framesSent = 0;
@@ -129,8 +130,8 @@ export class StateStream {
     const now = this.#now();
     const due: Viewer[] = [];
     for (const v of this.#viewers) {
-      // Half a pump interval of slack: the pump's timer runs at twice the fastest viewer's rate.
-      if (now - v.lastSentAt >= v.periodMs - this.#pumpPeriod / 4) due.push(v);
+      // Half a pump interval of slack: a round a little early still sends.
+      if (now - v.lastSentAt >= v.periodMs - this.#pumpInterval / 2) due.push(v);
     }
     if (due.length) this.#sendTo(due, now);
   }
@@ -179,14 +180,14 @@ export class StateStream {
   /**
    * Runs the pump at twice the fastest viewer's rate, or not at all without viewers. A viewer that found no new state
    * at one round (the robot's tick came just after it: the sim takes its steps in 10 ms batches) gets it at the next,
-   * half a period later, instead of losing that frame: 47 -> 49.5 frames a second with 10 viewers at 50 Hz.
+   * half a period later, instead of losing that frame: 46.3-47.0 -> 48.1-48.5 frames a second with 10 viewers at 50 Hz.
    */
   #retunePump(): void {
-    const period = this.#viewers.size ? Math.min(...[...this.#viewers].map((v) => v.periodMs)) : 0;
-    if (period === this.#pumpPeriod) return;
+    const interval = this.#viewers.size ? Math.min(...[...this.#viewers].map((v) => v.periodMs)) / 2 : 0;
+    if (interval === this.#pumpInterval) return;
     this.#stopPump?.();
     this.#stopPump = undefined;
-    this.#pumpPeriod = period;
-    if (period > 0) this.#stopPump = this.#every(() => this.pump(), period / 2);
+    this.#pumpInterval = interval;
+    if (interval > 0) this.#stopPump = this.#every(() => this.pump(), interval);
   }
 }

@@ -30,6 +30,8 @@ export interface SimOptions {
   readonly initialPose?: Readonly<Record<string, number>>;
   /** In real time, how often the physics wakes to take the steps due, ms (default REAL_TIME_WAKE_MS). */
   readonly wakeMs?: number;
+  /** Skip the solver while the robot is at rest (default true; src/sim/world.ts REST_STEPS). */
+  readonly restWhenStill?: boolean;
 }
 
 const DEG = Math.PI / 180;
@@ -103,6 +105,7 @@ export class SimBackend implements Backend {
   #hands = new Set<Hand>();
   readonly #stepListeners = new Set<(simTime: number) => void>();
   #steps = 0;
+  #restingSteps = 0;
   #running = false;
   #loop: Promise<void> | undefined;
   #speed: SimSpeed;
@@ -162,6 +165,7 @@ export class SimBackend implements Backend {
       stats: () => ({
         simTime: this.clock.now(),
         steps: this.#steps,
+        restingSteps: this.#restingSteps,
         wallTime: (performance.now() - this.#wallStart) / 1000,
       }),
       get speed() {
@@ -194,6 +198,7 @@ export class SimBackend implements Backend {
       armature,
       initialAngles: initial,
       table: config.world.table,
+      restWhenStill: this.#opts.restWhenStill,
     });
     this.#startAngles = initial;
     this.#drive = config.motors.map((m) => {
@@ -261,6 +266,7 @@ export class SimBackend implements Backend {
     }
     world.step();
     this.#steps++;
+    if (world.resting) this.#restingSteps++;
     this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
     for (const listener of this.#stepListeners) listener(this.clock.now());
   }

@@ -217,11 +217,13 @@ export function simRoutes(robot: Robot, sim: SimulationControls): RouteSpec[] {
     route({
       method: 'GET',
       path: '/sim/status.json',
-      summary: 'sim only: sim time, physics steps, speed setting and real-time factor',
+      summary:
+        'sim only: sim time, physics steps (and those spent at rest, the solver not run), speed setting and real-time factor',
       ...marks,
       answer: z.object({
         sim_time: z.number(),
         steps: z.number(),
+        resting_steps: z.number(),
         wall_time: z.number(),
         speed: z.union([z.number(), z.string()]),
         real_time_factor: z.number(),
@@ -231,6 +233,7 @@ export function simRoutes(robot: Robot, sim: SimulationControls): RouteSpec[] {
         return {
           sim_time: s.simTime,
           steps: s.steps,
+          resting_steps: s.restingSteps,
           wall_time: s.wallTime,
           speed: sim.speed,
           real_time_factor: sim.realTimeFactor(),

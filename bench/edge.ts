@@ -2,5 +2,5 @@
 import { edgeReport, runEdgeBench } from './server.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
-for (const line of edgeReport(await runEdgeBench(quick ? 3 : 5, quick ? 2 : 3))) console.log(line);
+for (const line of edgeReport(await runEdgeBench(quick ? 3 : 7, quick ? 2 : 3))) console.log(line);
 process.exit(0);

@@ -33,7 +33,11 @@ export interface LoopRate {
   readonly busLimitHz: number;
   readonly baud: number;
   /** The same with every motor stiff and following gotos: the emulator's physics then works for every transaction. */
-  readonly moving: { readonly achievedHz: number; readonly bytesPerCycle: number; readonly busLimitHz: number };
+  readonly moving: {
+    readonly achievedHz: number;
+    readonly bytesPerCycle: number;
+    readonly busLimitHz: number;
+  };
 }
 
 export interface Lateness {
@@ -245,7 +249,11 @@ export async function runRealBench(quick = false, ratesOnly = false): Promise<Re
               method: 'POST',
               url: '/motors/goto.json',
               headers: { 'content-type': 'application/json' },
-              payload: JSON.stringify({ motors: names, positions: names.map(() => 10 * sign), duration: 0.5 }),
+              payload: JSON.stringify({
+                motors: names,
+                positions: names.map(() => 10 * sign),
+                duration: 0.5,
+              }),
             });
           }, 500);
           const moving = await measure().finally(() => clearInterval(swing));

@@ -595,18 +595,6 @@ export class PhysicsWorld {
     return { position: [t.x, t.y, t.z], rotation: { x: r.x, y: r.y, z: r.z, w: r.w } };
   }
 
-  /** Largest linear speed (m/s) of any link and largest joint speed (rad/s): how still the robot is. */
-  motion(): { linear: number; joint: number } {
-    let linear = 0;
-    for (const b of this.#bodies.values()) {
-      const v = b.linvel();
-      linear = Math.max(linear, Math.hypot(v.x, v.y, v.z));
-    }
-    let joint = 0;
-    for (let i = 0; i < this.#joints.length; i++) joint = Math.max(joint, Math.abs(this.velocity(i)));
-    return { linear, joint };
-  }
-
   #axis(j: JointRuntime): [number, number, number] {
     return qrotate(qmul(j.parent.rotation(), j.frame1), X_AXIS);
   }

@@ -67,13 +67,14 @@ const STICK_SLACK = 0.1 * (Math.PI / 180);
 const UNLIMITED = 1e6;
 /**
  * A world at rest stops stepping the solver until its drive changes (a goal, the torque, a hand, a teleport). At rest
- * means every joint slower than REST_JOINT_SPEED (as its encoder sees it: the bodies' own velocities carry the
- * solver's corrections, 1 mm/s on a Torso held still) for REST_STEPS steps in a row; the angles it keeps are those the
- * solver would hold within its own residue. A Torso at rest cost its server a step of Rapier every 2 ms (8-9 % of a
- * core at real time) for nothing a client could see.
+ * means no joint has moved more than REST_DRIFT from where it was REST_STEPS steps ago (its angle as the encoder sees
+ * it: the bodies' own velocities carry the solver's corrections, 1 mm/s on a Torso held still). A window, not a
+ * speed: the limp Humanoid's joints jitter at 0.2 deg/s and go nowhere. A creep faster than REST_DRIFT over the window
+ * (0.01 deg/s) keeps the world stepping. A Torso at rest cost its server a step of Rapier every 2 ms (8-9 % of a core
+ * at real time) for nothing a client could see.
  */
-const REST_JOINT_SPEED = 2e-4; // rad/s: 0.01 deg/s
-const REST_STEPS = 25;
+const REST_DRIFT = 1e-4; // rad: 0.006 deg
+const REST_STEPS = 250; // 0.5 s of 2 ms steps
 /** A drive that moves less than this leaves the world at rest: target 1e-6 rad, speed 1e-5 rad/s, gains 0.1 %. */
 const REST_TARGET = 1e-6;
 const REST_TARGET_SPEED = 1e-5;
@@ -112,6 +113,8 @@ interface JointRuntime {
   /** The joint angle after the last step, never wrapped (rad), and its change over that step (rad/s). */
   unwrapped: number;
   speed: number;
+  /** The angle (rad) where the current window of stillness began (see REST_STEPS). */
+  stillFrom: number;
   lastBudget: number;
   lastLaw: [number, number, number, number];
   /** Where the friction motor holds the joint (rad, unwrapped), trailing it within STICK_SLACK. */
@@ -316,6 +319,7 @@ export class PhysicsWorld {
         subtree: subtreeOf(j.child),
         armature: opts.armature.get(j.name) ?? 0,
         unwrapped: opts.initialAngles?.get(j.name) ?? 0,
+        stillFrom: opts.initialAngles?.get(j.name) ?? 0,
         speed: 0,
         lastBudget: 0,
         lastLaw: [NaN, NaN, NaN, NaN],
@@ -485,8 +489,14 @@ export class PhysicsWorld {
 
   #wake(): void {
     this.#resting = false;
-    this.#stillSteps = 0;
     for (const j of this.#joints) j.restDrive = undefined;
+    this.#restartStillness();
+  }
+
+  /** A new window of stillness begins at the joints' angles now. */
+  #restartStillness(): void {
+    this.#stillSteps = 0;
+    for (const j of this.#joints) j.stillFrom = j.unwrapped;
   }
 
   /** An external torque (N.m) about joint i's axis, applied each step until changed (a hand pushing). */
@@ -511,15 +521,16 @@ export class PhysicsWorld {
     }
     this.#world.step();
     this.#comsFresh = false;
-    let still = true;
+    let still = this.#restWhenStill;
     for (const j of this.#joints) {
       const q = this.#measure(j);
       j.speed = (q - j.unwrapped) / this.dt;
       j.unwrapped = q;
-      if (Math.abs(j.speed) > REST_JOINT_SPEED) still = false;
+      if (Math.abs(q - j.stillFrom) > REST_DRIFT) still = false;
     }
     this.#contacts = undefined;
-    this.#stillSteps = still && this.#restWhenStill ? this.#stillSteps + 1 : 0;
+    if (still) this.#stillSteps++;
+    else this.#restartStillness();
     if (this.#stillSteps >= REST_STEPS) {
       this.#resting = true;
       for (const j of this.#joints) j.speed = 0;

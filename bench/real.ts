@@ -217,7 +217,11 @@ export async function runRealBench(quick = false, ratesOnly = false): Promise<Re
         // then moving.
         const fast = await serve(1000);
         try {
-          await sleep(500);
+          // Warm-up, as the HTTP runs have: the processes' hot paths compile, and the emulated twin settles from its
+          // start pose (its world rests from about 1.3 s after the server connects; before that it steps Rapier every
+          // 2 ms on the cores the transactions' relays share). 0.5 s here read 69-75 % for the Torso, the first
+          // seconds of each run included.
+          await sleep(2000);
           const backend = fast.backend as RealBackend;
           const baud = backend.port.baud;
           const measure = async () => {

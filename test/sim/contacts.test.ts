@@ -44,9 +44,11 @@ async function positions(s: TestServer): Promise<Record<string, number>> {
 }
 
 describe('sim contacts', function () {
-  // Limp joints fold slowly against their gearbox friction: the Humanoid's trunk is still moving at 3.5 s, the Ergo
-  // Jr's m3 (its arm no longer propped on an oversized base box) at 1.8 deg/s from 3 to 3.5 s, still from 3.5 s.
-  const settle: Record<string, number> = { 'ergo-jr': 4, torso: 3, humanoid: 4 };
+  // The issue asks for rest after 3 s. The Ergo Jr's m3 (its arm no longer propped on an oversized base box) folds
+  // against the limp XL-320's friction (M6) at 50 deg/s, then 1.8 deg/s from 3 to 3.5 s, still from 3.5 s: its
+  // gravity torque, about 0.031 N.m, is just above the 0.027 N.m that friction holds. The Humanoid is still from
+  // 2.5 s (its trunk folds onto the spine by then), the Torso sooner.
+  const settle: Record<string, number> = { 'ergo-jr': 4, torso: 3, humanoid: 3 };
   for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
     it(`a limp ${robot} comes to rest on itself and the ${robot === 'humanoid' ? 'floor' : 'table'}`, async () => {
       const s = await simServer(robot);

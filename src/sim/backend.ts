@@ -105,7 +105,6 @@ export class SimBackend implements Backend {
   #hands = new Set<Hand>();
   readonly #stepListeners = new Set<(simTime: number) => void>();
   #steps = 0;
-  #restingSteps = 0;
   #running = false;
   #loop: Promise<void> | undefined;
   #speed: SimSpeed;
@@ -165,7 +164,7 @@ export class SimBackend implements Backend {
       stats: () => ({
         simTime: this.clock.now(),
         steps: this.#steps,
-        restingSteps: this.#restingSteps,
+        restingSteps: this.#world?.restingSteps ?? 0,
         wallTime: (performance.now() - this.#wallStart) / 1000,
       }),
       get speed() {
@@ -266,7 +265,6 @@ export class SimBackend implements Backend {
     }
     world.step();
     this.#steps++;
-    if (world.resting) this.#restingSteps++;
     this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
     for (const listener of this.#stepListeners) listener(this.clock.now());
   }

@@ -122,7 +122,7 @@ interface JointRuntime {
   motorTorque: number;
   externalTorque: number;
   /** While the world rests: the drive it rests under (law, force cap, external torque), taken at its first step. */
-  restDrive?: [number, number, number, number, number, number];
+  restDrive?: { law: [number, number, number, number]; budget: number; torque: number };
 }
 
 interface LinkPose {
@@ -187,9 +187,10 @@ export class PhysicsWorld {
   readonly #comCache: Float64Array;
   #comsFresh = false;
   #freed = false;
-  /** Steps in a row with everything still, and whether the world rests (see REST_STEPS). */
+  /** Steps in a row with everything still, whether the world rests (see REST_STEPS), and the steps it skipped so. */
   #stillSteps = 0;
   #resting = false;
+  #restingSteps = 0;
   readonly #restWhenStill: boolean;
 
   private constructor(parts: {
@@ -309,6 +310,7 @@ export class PhysicsWorld {
       joint.setMotorMaxForce(0);
       // No Rapier limits: a Dynamixel's angle limits are firmware (the goal is clamped to them), not stops; a limp
       // joint can be turned past them by hand, and what stops a link is another link or the table.
+      const start = opts.initialAngles?.get(j.name) ?? 0;
       joints.push({
         urdf: j,
         joint,
@@ -318,12 +320,12 @@ export class PhysicsWorld {
         frame2,
         subtree: subtreeOf(j.child),
         armature: opts.armature.get(j.name) ?? 0,
-        unwrapped: opts.initialAngles?.get(j.name) ?? 0,
-        stillFrom: opts.initialAngles?.get(j.name) ?? 0,
+        unwrapped: start,
+        stillFrom: start,
         speed: 0,
         lastBudget: 0,
         lastLaw: [NaN, NaN, NaN, NaN],
-        anchor: opts.initialAngles?.get(j.name) ?? 0,
+        anchor: start,
         motorTorque: 0,
         externalTorque: 0,
       });
@@ -458,31 +460,31 @@ export class PhysicsWorld {
   }
 
   /**
-   * Whether the world is at rest: the solver is not stepped until a joint's drive changes (see REST_STEPS). Joint
-   * speeds then read 0; angles, poses and contacts are those of the last step taken.
+   * Steps taken at rest: the solver is not run until a joint's drive changes (see REST_STEPS). Joint speeds then read
+   * 0; angles, poses and contacts are those of the last step taken.
    */
-  get resting(): boolean {
-    return this.#resting;
+  get restingSteps(): number {
+    return this.#restingSteps;
   }
 
-  /** Ends the rest if joint j's drive moved from the one the world rests under (its first at rest, else taken now). */
+  /**
+   * Ends the rest if joint j's drive moved from the one the world rests under (its first at rest, else taken now).
+   * Called for every driven joint at every resting step: it allocates nothing once the drive is taken.
+   */
   #keepResting(j: JointRuntime): void {
-    const [target, speed, stiffness, damping] = j.lastLaw;
-    const now = [target, speed, stiffness, damping, j.lastBudget, j.externalTorque] as const;
     const rest = j.restDrive;
+    const law = j.lastLaw;
     if (!rest) {
-      j.restDrive = [...now];
+      j.restDrive = { law: [law[0], law[1], law[2], law[3]], budget: j.lastBudget, torque: j.externalTorque };
       return;
     }
-    const near = (a: number, b: number, floor: number) =>
-      Math.abs(a - b) <= Math.max(floor, REST_RELATIVE * Math.max(Math.abs(a), Math.abs(b)));
     if (
-      Math.abs(now[0] - rest[0]) > REST_TARGET ||
-      Math.abs(now[1] - rest[1]) > REST_TARGET_SPEED ||
-      !near(now[2], rest[2], 0) ||
-      !near(now[3], rest[3], 0) ||
-      !near(now[4], rest[4], 0) ||
-      !near(now[5], rest[5], REST_TORQUE)
+      Math.abs(law[0] - rest.law[0]) > REST_TARGET ||
+      Math.abs(law[1] - rest.law[1]) > REST_TARGET_SPEED ||
+      !near(law[2], rest.law[2], 0) ||
+      !near(law[3], rest.law[3], 0) ||
+      !near(j.lastBudget, rest.budget, 0) ||
+      !near(j.externalTorque, rest.torque, REST_TORQUE)
     )
       this.#wake();
   }
@@ -507,7 +509,10 @@ export class PhysicsWorld {
   }
 
   step(): void {
-    if (this.#resting) return;
+    if (this.#resting) {
+      this.#restingSteps++;
+      return;
+    }
     // The hand's torques as forces, not impulses: Rapier applies forces in each of its substeps, where the friction
     // motor's cap is budget x substep; an impulse given all at once up front would slip past it in the first substep.
     for (const b of this.#bodies.values()) if (b.isDynamic()) b.resetTorques(false);
@@ -615,6 +620,11 @@ export class PhysicsWorld {
     this.#freed = true;
     this.#world.free();
   }
+}
+
+/** a and b within `floor` of each other, or within REST_RELATIVE of the larger. */
+function near(a: number, b: number, floor: number): boolean {
+  return Math.abs(a - b) <= Math.max(floor, REST_RELATIVE * Math.max(Math.abs(a), Math.abs(b)));
 }
 
 function normalized(v: V3): V3 {

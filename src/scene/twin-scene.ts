@@ -39,6 +39,12 @@ function geometryOf(g: UrdfGeometry): THREE.BufferGeometry {
       return new THREE.CylinderGeometry(g.radius, g.radius, g.length, 16).rotateX(Math.PI / 2);
     case 'sphere':
       return new THREE.SphereGeometry(g.radius, 16, 12);
+    case 'mesh': {
+      const mesh = new THREE.BufferGeometry();
+      mesh.setAttribute('position', new THREE.BufferAttribute(g.triangles, 3));
+      mesh.computeVertexNormals();
+      return mesh;
+    }
   }
 }
 

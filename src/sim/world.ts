@@ -52,6 +52,8 @@ export interface WorldOptions {
 
 /** Plastic cases on plastic and on a wooden table: they slide, but grip. */
 const FRICTION = 0.5;
+/** A resting contact can settle a few hundredths of a millimetre apart: still touching. */
+const TOUCHING_GAP = 1e-4;
 /** Barely bouncy: printed parts and servo cases thud. */
 const RESTITUTION = 0.05;
 /**
@@ -155,6 +157,82 @@ export function linkPoses(urdf: UrdfRobot, angles?: ReadonlyMap<string, number>)
   return poses;
 }
 
+/** Deeper than this at the zero pose, two links' shapes overlap by design (meshes drawn through each other). */
+const DESIGNED_OVERLAP = 0.001;
+
+/**
+ * Links whose collision shapes already overlap at the zero pose, where the robot is assembled with nothing in
+ * collision, overlap by design (a collision mesh drawn through a neighbour's neighbour, such as the Poppy spine's
+ * through the chest across the two-servo bust block): they never collide with each other. Computed from the shapes,
+ * not listed by hand, as robot setup tools do. Applied with Rapier's collision groups: one membership bit per link
+ * on one side of such a pair, left out of the filter of the links it must not meet (16 bits: enough for the Poppy
+ * robots; more pairs than bits is an error, not a silent miss).
+ */
+function separateDesignedOverlaps(
+  urdf: UrdfRobot,
+  colliders: readonly { link: string; collider: RAPIER.Collider; shape: RAPIER.Shape; p: V3; q: Quat }[],
+): (readonly [string, string])[] {
+  const zero = linkPoses(urdf);
+  const neighbours = new Set(
+    urdf.joints.flatMap((j) => [`${j.parent}|${j.child}`, `${j.child}|${j.parent}`]),
+  );
+  const placed = colliders.map((c) => {
+    const link = zero.get(c.link)!;
+    const p = vadd(link.p, qrotate(link.q, c.p));
+    return { ...c, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(link.q, c.q) };
+  });
+  const pairs: (readonly [string, string])[] = [];
+  for (let i = 0; i < placed.length; i++)
+    for (let k = i + 1; k < placed.length; k++) {
+      const a = placed[i]!;
+      const b = placed[k]!;
+      if (a.link === b.link || neighbours.has(`${a.link}|${b.link}`)) continue;
+      if (pairs.some(([x, y]) => (x === a.link && y === b.link) || (x === b.link && y === a.link))) continue;
+      if (overlapDepth(a, b) > DESIGNED_OVERLAP) pairs.push([a.link, b.link]);
+    }
+  const bitOf = new Map<string, number>();
+  const excluded = new Map<string, number>(); // link -> bits it must not meet
+  for (const [a, b] of pairs) {
+    let [owner, other] = [a, b];
+    if (!bitOf.has(owner) && bitOf.has(other)) [owner, other] = [other, owner];
+    if (!bitOf.has(owner)) {
+      if (bitOf.size === 16) throw new Error(`more than 16 links overlap by design at the zero pose`);
+      bitOf.set(owner, bitOf.size);
+    }
+    excluded.set(other, (excluded.get(other) ?? 0) | (1 << bitOf.get(owner)!));
+  }
+  for (const c of colliders) {
+    const bit = bitOf.get(c.link);
+    const membership = bit === undefined ? 0xffff : 1 << bit;
+    const filter = 0xffff & ~(excluded.get(c.link) ?? 0);
+    if (membership !== 0xffff || filter !== 0xffff)
+      c.collider.setCollisionGroups(((membership << 16) | filter) >>> 0);
+  }
+  return pairs;
+}
+
+type Placed = { shape: RAPIER.Shape; p: { x: number; y: number; z: number }; q: Quat };
+
+/** How deep two placed shapes overlap (m; 0 apart or touching). */
+function overlapDepth(a: Placed, b: Placed): number {
+  const depthAt = (dx: number, dy: number, dz: number): number => {
+    const p = { x: b.p.x + dx, y: b.p.y + dy, z: b.p.z + dz };
+    const contact = a.shape.contactShape(a.p, a.q, b.shape, p, b.q, 0);
+    return contact ? Math.max(0, -contact.distance) : 0;
+  };
+  const depth = depthAt(0, 0, 0);
+  if (depth > 0 || !a.shape.intersectsShape(a.p, a.q, b.shape, b.p, b.q)) return depth;
+  // Intersecting at depth 0: touching, or a penetration the solver cannot measure (shapes on the same centre). A
+  // tenth of a millimetre's nudge either way tells them apart.
+  const nudge = 1e-4;
+  return Math.max(
+    ...[-nudge, nudge]
+      .flatMap((d) => [depthAt(d, 0, 0), depthAt(0, d, 0), depthAt(0, 0, d)])
+      .map((x) => x - nudge),
+    0,
+  );
+}
+
 /** A URDF collision shape as a Rapier shape and its pose in the link frame. */
 function shapeOf(s: UrdfShape): { shape: RAPIER.Shape; p: V3; q: Quat } {
   const g = s.geometry;
@@ -162,7 +240,12 @@ function shapeOf(s: UrdfShape): { shape: RAPIER.Shape; p: V3; q: Quat } {
   let shape: RAPIER.Shape;
   if (g.kind === 'box') shape = new RAPIER.Cuboid(g.size[0] / 2, g.size[1] / 2, g.size[2] / 2);
   else if (g.kind === 'sphere') shape = new RAPIER.Ball(g.radius);
-  else {
+  else if (g.kind === 'mesh') {
+    // A mesh collides as its convex hull (URDF collision meshes are meant as simple convex shapes).
+    const hull = RAPIER.ColliderDesc.convexHull(g.triangles);
+    if (!hull) throw new Error(`collision mesh ${g.filename}: no convex hull (flat or empty)`);
+    shape = hull.shape;
+  } else {
     // URDF cylinders lie along z, Rapier's along y: turn y onto z.
     shape = new RAPIER.Cylinder(g.length / 2, g.radius);
     q = qmul(q, qaxisAngle([1, 0, 0], Math.PI / 2));
@@ -172,6 +255,8 @@ function shapeOf(s: UrdfShape): { shape: RAPIER.Shape; p: V3; q: Quat } {
 
 export class PhysicsWorld {
   readonly dt: number;
+  /** Pairs of links that overlap at the zero pose and so never collide (separateDesignedOverlaps). */
+  readonly designedOverlaps: readonly (readonly [string, string])[];
   readonly #world: RAPIER.World;
   readonly #urdf: UrdfRobot;
   readonly #joints: JointRuntime[];
@@ -203,7 +288,9 @@ export class PhysicsWorld {
     dt: number;
     gravity: number;
     restWhenStill: boolean;
+    designedOverlaps: readonly (readonly [string, string])[];
   }) {
+    this.designedOverlaps = parts.designedOverlaps;
     this.#world = parts.world;
     this.#urdf = parts.urdf;
     this.#joints = parts.joints;
@@ -230,6 +317,8 @@ export class PhysicsWorld {
     const poses = linkPoses(urdf, opts.initialAngles);
     const bodies = new Map<string, RAPIER.RigidBody>();
     const colliderNames = new Map<number, string>();
+    const linkColliders: { link: string; collider: RAPIER.Collider; shape: RAPIER.Shape; p: V3; q: Quat }[] =
+      [];
     for (const link of urdf.links.values()) {
       const pose = poses.get(link.name)!;
       const desc = link.name === urdf.root ? RAPIER.RigidBodyDesc.fixed() : RAPIER.RigidBodyDesc.dynamic();
@@ -271,9 +360,12 @@ export class PhysicsWorld {
           .setDensity(0)
           .setFriction(FRICTION)
           .setRestitution(RESTITUTION);
-        colliderNames.set(world.createCollider(cd, body).handle, link.name);
+        const collider = world.createCollider(cd, body);
+        colliderNames.set(collider.handle, link.name);
+        linkColliders.push({ link: link.name, collider, shape, p, q });
       }
     }
+    const designedOverlaps = separateDesignedOverlaps(urdf, linkColliders);
     if (opts.table) {
       const t = opts.table;
       const body = world.createRigidBody(
@@ -303,8 +395,9 @@ export class PhysicsWorld {
       const joint = world.createImpulseJoint(data, parent, child, true) as RAPIER.RevoluteImpulseJoint;
       joint.setLocalFrame1(anchor1, frame1);
       joint.setLocalFrame2({ x: 0, y: 0, z: 0 }, frame2);
-      // The two links of a joint touch by design: no contacts between them. Every other pair of links collides (the
-      // generated collision shapes leave out each link's own joint, so links two joints apart do not overlap).
+      // The two links of a joint touch by design: no contacts between them. Every other pair of links collides, but
+      // for those whose shapes already overlap at the zero pose (separateDesignedOverlaps; the generated boxes leave
+      // out each link's own joint, so none of theirs do).
       joint.setContactsEnabled(false);
       joint.configureMotorModel(RAPIER.MotorModel.ForceBased);
       joint.setMotorMaxForce(0);
@@ -344,6 +437,7 @@ export class PhysicsWorld {
       dt: opts.dt,
       gravity,
       restWhenStill: opts.restWhenStill ?? true,
+      designedOverlaps,
     });
   }
 
@@ -586,11 +680,11 @@ export class PhysicsWorld {
         world.contactPair(c1, c2, (manifold) => {
           for (let k = 0; k < manifold.numSolverContacts(); k++) {
             const dist = manifold.solverContactDist(k);
-            if (dist > 0) continue;
+            if (dist > TOUCHING_GAP) continue;
             const p = manifold.solverContactPoint(k);
             if (!touching || -dist > depth) point = p ? [p.x, p.y, p.z] : point;
             touching = true;
-            depth = Math.max(depth, -dist);
+            depth = Math.max(depth, -dist, 0);
           }
           for (let k = 0; k < manifold.numContacts(); k++) impulse += manifold.contactImpulse(k);
         });

@@ -1,7 +1,13 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { UrdfGeometry, UrdfInertial, UrdfJoint, UrdfJointType, UrdfLink, UrdfRobot, UrdfShape, Vec3 } from './types.ts';
 import { mulMat3, rpyToMatrix, transposeMat3, type Mat3 } from './transform.ts';
+import { parseStl } from './stl.ts';
+
+/** Reads a mesh file named by a URDF <mesh filename>: its bytes. */
+export type MeshReader = (filename: string) => Uint8Array;
 
 type XmlNode = Record<string, unknown>;
 type Rgba = readonly [number, number, number, number];
@@ -113,7 +119,7 @@ function parseInertial(node: XmlNode, where: string): UrdfInertial {
   return { mass, com: xyz, inertia: [l[0], l[1], l[2], l[4], l[5], l[8]] };
 }
 
-function parseGeometry(node: XmlNode | undefined, where: string): UrdfGeometry | undefined {
+function parseGeometry(node: XmlNode | undefined, where: string, readMesh?: MeshReader): UrdfGeometry | undefined {
   if (!node) throw new Error(`URDF: ${where}: missing <geometry>`);
   const box = child(node, 'box');
   if (box) return { kind: 'box', size: parseVec3(attr(box, 'size') ?? '', [0, 0, 0], `${where} box size`) };
@@ -127,13 +133,29 @@ function parseGeometry(node: XmlNode | undefined, where: string): UrdfGeometry |
   }
   const sphere = child(node, 'sphere');
   if (sphere) return { kind: 'sphere', radius: requiredNumber(sphere, 'radius', `${where} sphere`) };
-  // Meshes (and unknown shapes) are not used by this project.
-  if (child(node, 'mesh')) return undefined;
+  const mesh = child(node, 'mesh');
+  if (mesh) {
+    // Without a reader (URDF text alone, or a visual: the twin is drawn from boxes), a mesh is left out.
+    if (!readMesh) return undefined;
+    const filename = attr(mesh, 'filename');
+    if (!filename) throw new Error(`URDF: ${where}: <mesh> has no filename`);
+    const scale = parseVec3(attr(mesh, 'scale'), [1, 1, 1], `${where} mesh scale`);
+    try {
+      return { kind: 'mesh', filename, triangles: parseStl(readMesh(filename), scale) };
+    } catch (err) {
+      throw new Error(`URDF: ${where}: mesh "${filename}": ${(err as Error).message}`, { cause: err });
+    }
+  }
   throw new Error(`URDF: ${where}: <geometry> has no box, cylinder, sphere or mesh`);
 }
 
-function parseShape(node: XmlNode, where: string, materials: ReadonlyMap<string, Rgba> | undefined): UrdfShape | undefined {
-  const geometry = parseGeometry(child(node, 'geometry'), where);
+function parseShape(
+  node: XmlNode,
+  where: string,
+  materials: ReadonlyMap<string, Rgba> | undefined,
+  readMesh?: MeshReader,
+): UrdfShape | undefined {
+  const geometry = parseGeometry(child(node, 'geometry'), where, readMesh);
   if (!geometry) return undefined;
   const { xyz, rpy } = parseOrigin(node, where);
   if (!materials) return { xyz, rpy, geometry };
@@ -146,7 +168,12 @@ function parseShape(node: XmlNode, where: string, materials: ReadonlyMap<string,
   return rgba ? { xyz, rpy, geometry, rgba } : { xyz, rpy, geometry };
 }
 
-function parseLink(node: XmlNode, index: number, materials: ReadonlyMap<string, Rgba>): UrdfLink {
+function parseLink(
+  node: XmlNode,
+  index: number,
+  materials: ReadonlyMap<string, Rgba>,
+  readMesh: MeshReader | undefined,
+): UrdfLink {
   const name = attr(node, 'name');
   if (!name) throw new Error(`URDF: link #${index + 1} has no name`);
   const where = `link "${name}"`;
@@ -156,7 +183,7 @@ function parseLink(node: XmlNode, index: number, materials: ReadonlyMap<string, 
     .map((v, i) => parseShape(v, `${where} visual #${i + 1}`, materials))
     .filter((s): s is UrdfShape => s !== undefined);
   const collisions = children(node, 'collision')
-    .map((c, i) => parseShape(c, `${where} collision #${i + 1}`, undefined))
+    .map((c, i) => parseShape(c, `${where} collision #${i + 1}`, undefined, readMesh))
     .filter((s): s is UrdfShape => s !== undefined);
   return inertial ? { name, inertial, visuals, collisions } : { name, visuals, collisions };
 }
@@ -223,8 +250,11 @@ function findRoot(links: ReadonlyMap<string, UrdfLink>, joints: readonly UrdfJoi
   return root;
 }
 
-/** Parses and validates URDF text. Throws an Error naming the offending link or joint. */
-export function parseUrdf(xmlText: string): UrdfRobot {
+/**
+ * Parses and validates URDF text. Throws an Error naming the offending link or joint. Collision meshes are read with
+ * readMesh (loadUrdf reads them beside the file); without it they are left out.
+ */
+export function parseUrdf(xmlText: string, readMesh?: MeshReader): UrdfRobot {
   const valid = XMLValidator.validate(xmlText);
   if (valid !== true) throw new Error(`URDF: invalid XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`);
   const doc: unknown = parser.parse(xmlText);
@@ -242,7 +272,7 @@ export function parseUrdf(xmlText: string): UrdfRobot {
 
   const links = new Map<string, UrdfLink>();
   children(robot, 'link').forEach((node, i) => {
-    const link = parseLink(node, i, materials);
+    const link = parseLink(node, i, materials, readMesh);
     if (links.has(link.name)) throw new Error(`URDF: duplicate link "${link.name}"`);
     links.set(link.name, link);
   });
@@ -259,11 +289,35 @@ export function parseUrdf(xmlText: string): UrdfRobot {
   return { name, root: findRoot(links, joints), links, joints };
 }
 
-export async function loadUrdf(path: string): Promise<UrdfRobot> {
-  const text = await readFile(path, 'utf8');
+/**
+ * Where a URDF's mesh file is: "package://<package>/<path>" is looked for from the URDF's folder up (a ROS package
+ * keeps its URDF in a subfolder, as Poppy's robots/ beside meshes/), "file://" is a path, anything else is relative
+ * to the URDF's folder.
+ */
+export function meshPath(urdfFile: string, filename: string): string {
+  const dir = path.dirname(path.resolve(urdfFile));
+  if (filename.startsWith('file://')) return filename.slice('file://'.length);
+  if (!filename.startsWith('package://')) return path.resolve(dir, filename);
+  const inPackage = filename.slice('package://'.length);
+  const withoutPackage = inPackage.split('/').slice(1).join('/');
+  const tried: string[] = [];
+  for (let up = dir, level = 0; level < 4; level++, up = path.dirname(up)) {
+    for (const candidate of [inPackage, withoutPackage]) {
+      if (!candidate) continue;
+      const p = path.join(up, candidate);
+      if (existsSync(p)) return p;
+      tried.push(p);
+    }
+  }
+  throw new Error(`not found (looked at ${tried.join(', ')})`);
+}
+
+/** Reads and parses a URDF file, with its collision meshes. */
+export async function loadUrdf(file: string): Promise<UrdfRobot> {
+  const text = await readFile(file, 'utf8');
   try {
-    return parseUrdf(text);
+    return parseUrdf(text, (filename) => readFileSync(meshPath(file, filename)));
   } catch (err) {
-    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`${file}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -10,11 +10,15 @@ export interface UrdfInertial {
   readonly inertia: readonly [number, number, number, number, number, number];
 }
 
-/** Simple collision/visual geometry; meshes are not used by this project. */
+/**
+ * Collision/visual geometry. A mesh is read from its STL file when the URDF is loaded from disk: its triangles
+ * (x, y, z of three corners each, in metres after the scale), which the physics turns into their convex hull.
+ */
 export type UrdfGeometry =
   | { readonly kind: 'box'; readonly size: Vec3 }
   | { readonly kind: 'cylinder'; readonly radius: number; readonly length: number }
-  | { readonly kind: 'sphere'; readonly radius: number };
+  | { readonly kind: 'sphere'; readonly radius: number }
+  | { readonly kind: 'mesh'; readonly filename: string; readonly triangles: Float32Array };
 
 export interface UrdfShape {
   /** Pose of the shape in the link frame. */

@@ -40,6 +40,7 @@ function geometryOf(g: UrdfGeometry): THREE.BufferGeometry {
     case 'sphere':
       return new THREE.SphereGeometry(g.radius, 16, 12);
     case 'mesh': {
+      // Drawn as its triangles (the generated URDFs draw boxes; a URDF's visual meshes are not read today).
       const mesh = new THREE.BufferGeometry();
       mesh.setAttribute('position', new THREE.BufferAttribute(g.triangles, 3));
       mesh.computeVertexNormals();

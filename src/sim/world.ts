@@ -160,6 +160,11 @@ export function linkPoses(urdf: UrdfRobot, angles?: ReadonlyMap<string, number>)
 /** Deeper than this at the zero pose, two links' shapes overlap by design (meshes drawn through each other). */
 const DESIGNED_OVERLAP = 0.001;
 
+/** A link's collider with its shape and the shape's pose in the link frame (shapeOf). */
+type LinkCollider = { link: string; collider: RAPIER.Collider; shape: RAPIER.Shape; p: V3; q: Quat };
+/** A shape placed in the world. */
+type Placed = { shape: RAPIER.Shape; p: RAPIER.Vector; q: Quat };
+
 /**
  * Links whose collision shapes already overlap at the zero pose, where the robot is assembled with nothing in
  * collision, overlap by design (a collision mesh drawn through a neighbour's neighbour, such as the Poppy spine's
@@ -170,7 +175,7 @@ const DESIGNED_OVERLAP = 0.001;
  */
 function separateDesignedOverlaps(
   urdf: UrdfRobot,
-  colliders: readonly { link: string; collider: RAPIER.Collider; shape: RAPIER.Shape; p: V3; q: Quat }[],
+  colliders: readonly LinkCollider[],
 ): (readonly [string, string])[] {
   const zero = linkPoses(urdf);
   const neighbours = new Set(
@@ -182,13 +187,16 @@ function separateDesignedOverlaps(
     return { ...c, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(link.q, c.q) };
   });
   const pairs: (readonly [string, string])[] = [];
+  const paired = new Set<string>(); // "a|b" both ways: a link with several shapes is one pair
   for (let i = 0; i < placed.length; i++)
     for (let k = i + 1; k < placed.length; k++) {
       const a = placed[i]!;
       const b = placed[k]!;
-      if (a.link === b.link || neighbours.has(`${a.link}|${b.link}`)) continue;
-      if (pairs.some(([x, y]) => (x === a.link && y === b.link) || (x === b.link && y === a.link))) continue;
-      if (overlapDepth(a, b) > DESIGNED_OVERLAP) pairs.push([a.link, b.link]);
+      const key = `${a.link}|${b.link}`;
+      if (a.link === b.link || neighbours.has(key) || paired.has(key)) continue;
+      if (overlapDepth(a, b) <= DESIGNED_OVERLAP) continue;
+      pairs.push([a.link, b.link]);
+      paired.add(key).add(`${b.link}|${a.link}`);
     }
   const bitOf = new Map<string, number>();
   const excluded = new Map<string, number>(); // link -> bits it must not meet
@@ -210,8 +218,6 @@ function separateDesignedOverlaps(
   }
   return pairs;
 }
-
-type Placed = { shape: RAPIER.Shape; p: { x: number; y: number; z: number }; q: Quat };
 
 /** How deep two placed shapes overlap (m; 0 apart or touching). */
 function overlapDepth(a: Placed, b: Placed): number {
@@ -317,8 +323,7 @@ export class PhysicsWorld {
     const poses = linkPoses(urdf, opts.initialAngles);
     const bodies = new Map<string, RAPIER.RigidBody>();
     const colliderNames = new Map<number, string>();
-    const linkColliders: { link: string; collider: RAPIER.Collider; shape: RAPIER.Shape; p: V3; q: Quat }[] =
-      [];
+    const linkColliders: LinkCollider[] = [];
     for (const link of urdf.links.values()) {
       const pose = poses.get(link.name)!;
       const desc = link.name === urdf.root ? RAPIER.RigidBodyDesc.fixed() : RAPIER.RigidBodyDesc.dynamic();

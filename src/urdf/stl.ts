@@ -51,7 +51,7 @@ function asciiTriangles(bytes: Uint8Array): Float32Array {
   return Float32Array.from(corners);
 }
 
-/** Binary STL bytes of a triangle list (for generated meshes and tests). */
+/** Binary STL bytes of a triangle list (the tests' meshes; a generator's output). */
 export function writeStl(triangles: Float32Array | readonly number[], header = 'generated'): Uint8Array {
   if (triangles.length % 9 !== 0) throw new Error('STL: triangles must be 9 numbers each');
   const count = triangles.length / 9;

@@ -4,10 +4,24 @@
  *
  * Kinematics and inertials are the numbers of FACTS.md §1.3, §2.3 and §3.4. Joint variable = RAW motor angle (FACTS §0, §10):
  * limits are the raw angleLimit of robots/<robot>.json, effort/velocity come from the servo model.
- * Meshes are replaced by one servo-sized box per link covering the link frame, its child joint origins and its centre of mass.
+ * Visuals are one servo-sized box per link covering the link frame, its child joint origins and its centre of mass.
+ * Collisions: where urdf/collision-fit.json measures a link's Poppy collision mesh (the Torso but its spine; see
+ * fit-collisions.ts), the 26-sided polytope of those measurements, written as urdf/meshes/<robot>/<link>.stl and cut
+ * back where it overlaps a generated box at the zero pose (separateAtZeroPose); elsewhere (the Ergo Jr, whose meshes
+ * are not public in full, and the Humanoid) a box around the link's child joints and centre of mass, leaving out the
+ * link's own joint.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import RAPIER from '@dimforge/rapier3d-simd-compat';
+import { writeStl } from '../src/urdf/stl.ts';
+import { parseUrdf } from '../src/urdf/parse.ts';
+import { initRapier, linkPoses, overlapDepth, shapeOf } from '../src/sim/world.ts';
+import { qconj, qmul, qrotate, vadd } from '../src/sim/quat.ts';
+import { DOP_DIRECTIONS, polytopeTriangles } from './polytope.ts';
+
+/** Reach (mm) of each link's collision mesh along the 26 polytope directions, per robot (urdf/fit-collisions.ts). */
+type CollisionFit = Record<string, Record<string, number[]>>;
 
 type Triple = [number, number, number];
 
@@ -253,7 +267,16 @@ function boxStoppedAtJoints(
   };
 }
 
-function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
+/** Writes a link's measured collision polytope as STL; returns its path relative to the URDF. */
+function writeCollisionMesh(dir: string, robot: string, link: string, reachMm: readonly number[]): string {
+  const relative = `meshes/${robot}/${link}.stl`;
+  const triangles = polytopeTriangles(reachMm.map((mm) => mm / 1000));
+  mkdirSync(path.join(dir, 'meshes', robot), { recursive: true });
+  writeFileSync(path.join(dir, relative), writeStl(triangles, `${robot} ${link}: urdf/fit-collisions.ts`));
+  return relative;
+}
+
+function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record<string, number[]> | undefined, dir: string): string {
   const motorByName = new Map(motors.map((m) => [m.name, m]));
   const servoOf = (joint: string): (typeof SERVOS)[string] => {
     const motor = motorByName.get(joint);
@@ -295,8 +318,11 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
             childJoints.map((j) => triple(j[3])),
           )
         : box;
-    const hitOrigin = `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
-    const hitGeometry = `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
+    const measured = fit?.[name];
+    const hitOrigin = measured ? '<origin xyz="0 0 0" rpy="0 0 0"/>' : `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
+    const hitGeometry = measured
+      ? `<geometry><mesh filename="${writeCollisionMesh(dir, spec.file.replace('.urdf', ''), name, measured)}"/></geometry>`
+      : `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
     out.push(
       `  <link name="${name}">`,
       '    <inertial>',
@@ -333,14 +359,70 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[]): string {
   return out.join('\n');
 }
 
-function main(): void {
+/** Gap (m) a measured shape keeps from a generated box it overlapped at the zero pose: they touch only when moved together. */
+const CLEARANCE = 0.001;
+
+/**
+ * A measured polytope that overlaps a generated box at the zero pose (the Poppy chest drawn over our spine box) is cut
+ * back, plane by plane along the directions that face the box, until CLEARANCE apart: the box stands in for a part
+ * whose true shape it does not have, and the two must still meet when the joints between them turn (the chest on the
+ * spine is the bust's stop). Two measured shapes that overlap are left as they are: the world then never lets them
+ * collide (PhysicsWorld's designed overlaps), as the meshes they come from fit into each other (the head's base into
+ * the chest's neck opening).
+ */
+function separateAtZeroPose(urdfText: string, fit: Record<string, number[]>): Record<string, number[]> {
+  const urdf = parseUrdf(urdfText);
+  const zero = linkPoses(urdf);
+  const neighbours = new Set(urdf.joints.flatMap((j) => [`${j.parent}|${j.child}`, `${j.child}|${j.parent}`]));
+  const reach = Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, r.map((mm) => mm / 1000)]));
+  const polytope = (link: string) => {
+    const pose = zero.get(link)!;
+    const hull = RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(reach[link]!)))!;
+    return { shape: hull.shape, p: { x: pose.p[0], y: pose.p[1], z: pose.p[2] }, q: pose.q };
+  };
+  const box = (link: string) => {
+    const pose = zero.get(link)!;
+    const s = shapeOf(urdf.links.get(link)!.collisions[0]!);
+    const p = vadd(pose.p, qrotate(pose.q, s.p));
+    return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
+  };
+  const boxes = [...urdf.links.values()].filter((l) => !reach[l.name] && l.collisions.length > 0).map((l) => l.name);
+  for (const link of Object.keys(reach))
+    for (const other of boxes) {
+      if (neighbours.has(`${link}|${other}`)) continue;
+      const b = box(other);
+      for (let round = 0; ; round++) {
+        if (round === 500) throw new Error(`${link} and ${other}: could not separate`);
+        const a = polytope(link);
+        const depth = overlapDepth(a, b);
+        const hit = a.shape.contactShape(a.p, a.q, b.shape, b.p, b.q, CLEARANCE);
+        if (depth === 0 && (!hit || hit.distance >= CLEARANCE - 1e-6)) break;
+        const cut = depth > 0 ? Math.min(depth + CLEARANCE, 0.002) : CLEARANCE - hit!.distance;
+        // Towards the box: the contact normal, or from centre to centre when Rapier gives none for a deep overlap.
+        const n = hit ? hit.normal1 : { x: b.p.x - a.p.x, y: b.p.y - a.p.y, z: b.p.z - a.p.z };
+        const local = qrotate(qconj(a.q), [n.x, n.y, n.z]);
+        const length = Math.hypot(...local);
+        DOP_DIRECTIONS.forEach((d, j) => {
+          const facing = (d[0] * local[0] + d[1] * local[1] + d[2] * local[2]) / length;
+          if (facing > 0.5) reach[link]![j]! -= cut * facing;
+        });
+      }
+    }
+  return Object.fromEntries(Object.entries(reach).map(([link, r]) => [link, r.map((m) => Math.round(m * 1e5) / 100)]));
+}
+
+async function main(): Promise<void> {
+  await initRapier();
   const dir = import.meta.dirname;
+  const fit = (JSON.parse(readFileSync(path.join(dir, 'collision-fit.json'), 'utf8')) as { robots: CollisionFit }).robots;
   for (const spec of ROBOTS) {
     const config = JSON.parse(readFileSync(path.join(dir, '..', 'robots', spec.config), 'utf8')) as { motors: MotorJson[] };
     const target = path.join(dir, spec.file);
-    writeFileSync(target, generateUrdf(spec, config.motors));
+    const measured = fit[spec.file.replace('.urdf', '')];
+    const separated = measured && separateAtZeroPose(generateUrdf(spec, config.motors, undefined, dir), measured);
+    writeFileSync(target, generateUrdf(spec, config.motors, separated, dir));
     console.log(`wrote ${path.relative(process.cwd(), target)}`);
   }
 }
 
-main();
+await main();

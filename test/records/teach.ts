@@ -122,6 +122,10 @@ export function scriptDuration(script: HandScript): number {
  */
 export async function teach(s: TestServer, c: Client, name: string, script: HandScript): Promise<Move> {
   const motors = Object.keys(script);
+  // The robot holds the joints the move leaves out (a limp trunk would sway under the taught arm, and a replay of the
+  // taught joints cannot bring it back); the taught ones go limp for the hand.
+  for (const m of s.robot.motors)
+    if (!motors.includes(m.name)) await ok(c.post(`/motors/${m.name}/registers/compliant/value.json`, false));
   for (const m of motors) await ok(c.post(`/motors/${m}/registers/compliant/value.json`, true));
   await s.advance(0.1);
   // Hands grab the limp joints before they sag.

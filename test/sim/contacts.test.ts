@@ -1,8 +1,7 @@
 /** Contacts in the twin: colliders from the URDF, the table or floor, self-collision, and what contacts() reports. */
-import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { parseUrdf } from '../../src/urdf/parse.ts';
-import { qrotate, vadd } from '../../src/sim/quat.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+import { qrotate, qrpy, vadd } from '../../src/sim/quat.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
 import { simServer, untilAnswered, json, type TestServer } from '../helpers.ts';
 import { ERGO_JR } from '../http/facts.ts';
@@ -18,18 +17,23 @@ function lowestPoints(s: TestServer, urdf: UrdfRobot): Map<string, number> {
     const pose = s.backend.simulation!.linkPose(name)!;
     let low = Infinity;
     for (const shape of link.collisions) {
-      if (shape.geometry.kind !== 'box') continue;
-      const [a, b, c] = shape.geometry.size;
-      for (const sx of [-1, 1])
-        for (const sy of [-1, 1])
-          for (const sz of [-1, 1]) {
-            const corner = [
-              shape.xyz[0] + (sx * a) / 2,
-              shape.xyz[1] + (sy * b) / 2,
-              shape.xyz[2] + (sz * c) / 2,
-            ] as const;
-            low = Math.min(low, vadd(pose.position, qrotate(pose.rotation, corner))[2]);
-          }
+      // The shape's own points: a box's corners, a mesh's vertices (its hull's lowest point is one of them).
+      const points: (readonly [number, number, number])[] = [];
+      const g = shape.geometry;
+      if (g.kind === 'box') {
+        for (const sx of [-1, 1])
+          for (const sy of [-1, 1])
+            for (const sz of [-1, 1])
+              points.push([(sx * g.size[0]) / 2, (sy * g.size[1]) / 2, (sz * g.size[2]) / 2]);
+      } else if (g.kind === 'mesh') {
+        for (let i = 0; i < g.triangles.length; i += 3)
+          points.push([g.triangles[i]!, g.triangles[i + 1]!, g.triangles[i + 2]!]);
+      }
+      const inLink = qrpy(shape.rpy);
+      for (const point of points) {
+        const local = vadd(shape.xyz, qrotate(inLink, point));
+        low = Math.min(low, vadd(pose.position, qrotate(pose.rotation, local))[2]);
+      }
     }
     out.set(name, low);
   }
@@ -53,7 +57,7 @@ describe('sim contacts', function () {
     it(`a limp ${robot} comes to rest on itself and the ${robot === 'humanoid' ? 'floor' : 'table'}`, async () => {
       const s = await simServer(robot);
       try {
-        const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+        const urdf = await loadUrdf(s.config.urdfPath);
         const table = s.config.world.table!;
         expect(table.kind).to.equal(robot === 'humanoid' ? 'floor' : 'table');
         await s.advance(settle[robot]!);
@@ -80,7 +84,7 @@ describe('sim contacts', function () {
         await s.post(`/motors/${m}/registers/compliant/value.json`, 'false');
       await s.post('/motors/goto.json', { motors: ['m2', 'm3'], positions: [30, 90], duration: 1 });
       await s.advance(2);
-      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const urdf = await loadUrdf(s.config.urdfPath);
       const names = new Set([...urdf.links.keys(), 'table']);
       const contacts = s.backend.simulation!.contacts();
       expect(contacts.map((c) => [c.a, c.b].sort().join(' / '))).to.include('base_link / tip');
@@ -123,7 +127,7 @@ describe('sim contacts', function () {
       );
       expect(res.statusCode).to.equal(200);
       await s.advance(0.5);
-      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const urdf = await loadUrdf(s.config.urdfPath);
       const tableZ = s.config.world.table!.xyz[2];
       for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
       const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
@@ -151,11 +155,43 @@ describe('sim contacts', function () {
         }),
       );
       await s.advance(1);
-      const urdf = parseUrdf(readFileSync(s.config.urdfPath, 'utf8'));
+      const urdf = await loadUrdf(s.config.urdfPath);
       const tableZ = s.config.world.table!.xyz[2];
       for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
       const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
       expect(onTable.map((c) => (c.a === 'table' ? c.b : c.a))).to.include('l_forearm');
+    } finally {
+      await s.close();
+    }
+  });
+  it("a hand brought to the face stops on the Torso's head, the real part's size", async () => {
+    const s = await simServer('torso');
+    try {
+      for (const m of s.robot.motors)
+        await s.post(`/motors/${m.name}/registers/compliant/value.json`, 'false');
+      await s.advance(0.2);
+      // The forearm folded up in front of the face: its goal pose puts it 58 mm into the head.
+      await untilAnswered(
+        s,
+        s.post('/motors/goto.json', {
+          motors: ['l_shoulder_y', 'l_shoulder_x', 'l_arm_z', 'l_elbow_y'],
+          positions: [-90, 0, -45, -50],
+          duration: 2,
+          wait: true,
+        }),
+      );
+      let deepest = 0;
+      for (let t = 0; t < 1; t += 0.02) {
+        await s.advance(0.02);
+        for (const c of s.backend.simulation!.contacts())
+          if ([c.a, c.b].includes('head')) deepest = Math.max(deepest, c.depth);
+      }
+      const onHead = s.backend.simulation!.contacts().filter((c) => [c.a, c.b].includes('head'));
+      expect(onHead.map((c) => (c.a === 'head' ? c.b : c.a))).to.include('l_forearm');
+      expect(deepest).to.be.below(0.005);
+      // The elbow stops well short of its goal (with the 22 mm head box of before, 5 degrees short).
+      const elbow = (await positions(s)).l_elbow_y!;
+      expect(elbow + 50).to.be.above(10);
     } finally {
       await s.close();
     }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import path from 'node:path';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
@@ -5,6 +6,9 @@ import { loadUrdf, parseUrdf } from '../../src/urdf/parse.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
 
 const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');
+const COLLISION_FIT = JSON.parse(readFileSync(path.join(URDF_DIR, 'collision-fit.json'), 'utf8')) as {
+  robots: Record<string, Record<string, number[]>>;
+};
 const DEG = Math.PI / 180;
 
 function totalMass(robot: UrdfRobot): number {
@@ -67,7 +71,8 @@ describe('urdf/parse: our robot files', () => {
         }
       });
 
-      it('gives every link an inertial, one coloured visual box and one collision box', () => {
+      it('gives every link an inertial, one coloured visual box and one collision shape (a box, or a measured mesh)', () => {
+        const measured = new Set(Object.keys(COLLISION_FIT.robots[c.config] ?? {}));
         for (const link of robot.links.values()) {
           expect(link.inertial, link.name).to.not.equal(undefined);
           expect(link.visuals, link.name).to.have.length(1);
@@ -76,10 +81,11 @@ describe('urdf/parse: our robot files', () => {
           expect(v.geometry.kind).to.equal('box');
           expect(v.rgba, link.name).to.have.length(4);
           if (v.geometry.kind === 'box') for (const s of v.geometry.size) expect(s).to.be.within(0.015, 0.35);
-          // The collision box leaves out the link's own joint (urdf/generate.ts): it fits inside the visual box.
+          // The collision box leaves out the link's own joint (urdf/generate.ts): it fits inside the visual box. A
+          // measured mesh is the real part's size (test/urdf/generated-collisions.test.ts).
           const c = link.collisions[0]!.geometry;
           const vg = v.geometry;
-          expect(c.kind).to.equal('box');
+          expect(c.kind, link.name).to.equal(measured.has(link.name) ? 'mesh' : 'box');
           if (c.kind === 'box' && vg.kind === 'box')
             c.size.forEach((size, k) => expect(size, link.name).to.be.at.most(vg.size[k]! + 1e-9));
         }

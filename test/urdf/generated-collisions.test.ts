@@ -1,0 +1,104 @@
+/**
+ * The Torso's generated collision shapes: the 26-sided polytopes measured from Poppy's own collision meshes
+ * (urdf/fit-collisions.ts, urdf/collision-fit.json), written as STL by urdf/generate.ts.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import RAPIER from '@dimforge/rapier3d-simd-compat';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+import type { UrdfRobot } from '../../src/urdf/types.ts';
+import { PhysicsWorld, initRapier, linkPoses, shapeOf } from '../../src/sim/world.ts';
+import { qmul, qrotate, vadd } from '../../src/sim/quat.ts';
+import { DOP_DIRECTIONS } from '../../urdf/polytope.ts';
+
+const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');
+const FIT = (
+  JSON.parse(readFileSync(path.join(URDF_DIR, 'collision-fit.json'), 'utf8')) as {
+    robots: Record<string, Record<string, number[]>>;
+  }
+).robots.torso!;
+
+function trianglesOf(robot: UrdfRobot, link: string): Float32Array {
+  const g = robot.links.get(link)!.collisions[0]!.geometry;
+  if (g.kind !== 'mesh') throw new Error(`${link}: a ${g.kind}, not a mesh`);
+  return g.triangles;
+}
+
+/** How far the mesh reaches along each polytope direction, mm. */
+function reachOf(t: Float32Array): number[] {
+  return DOP_DIRECTIONS.map((n) => {
+    let far = -Infinity;
+    for (let k = 0; k < t.length; k += 3) far = Math.max(far, n[0] * t[k]! + n[1] * t[k + 1]! + n[2] * t[k + 2]!);
+    return far * 1000;
+  });
+}
+
+describe('urdf/generate: the Torso collides as its measured Poppy collision meshes', () => {
+  let robot: UrdfRobot;
+  before(async () => {
+    await initRapier();
+    robot = await loadUrdf(path.join(URDF_DIR, 'torso.urdf'));
+  });
+
+  it('measures every link but the spine, each a closed polytope facing out', () => {
+    expect(Object.keys(FIT).sort()).to.deep.equal([...robot.links.keys()].filter((l) => l !== 'spine').sort());
+    expect(robot.links.get('spine')!.collisions[0]!.geometry.kind).to.equal('box');
+    for (const link of Object.keys(FIT)) {
+      const t = trianglesOf(robot, link);
+      // The divergence theorem: a closed, outward surface has a positive volume, at most its bounding box's.
+      let volume = 0;
+      for (let k = 0; k < t.length; k += 9)
+        volume +=
+          (t[k]! * (t[k + 4]! * t[k + 8]! - t[k + 5]! * t[k + 7]!) -
+            t[k + 1]! * (t[k + 3]! * t[k + 8]! - t[k + 5]! * t[k + 6]!) +
+            t[k + 2]! * (t[k + 3]! * t[k + 7]! - t[k + 4]! * t[k + 6]!)) /
+          6;
+      const extent = (axis: number) => {
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (let k = axis; k < t.length; k += 3) [lo, hi] = [Math.min(lo, t[k]!), Math.max(hi, t[k]!)];
+        return hi - lo;
+      };
+      expect(volume, link).to.be.above(0).and.at.most(extent(0) * extent(1) * extent(2));
+    }
+  });
+
+  it('reaches as far as the measurements, never further; only the chest is cut back, clear of the spine box', () => {
+    for (const [link, measured] of Object.entries(FIT)) {
+      const reach = reachOf(trianglesOf(robot, link));
+      // STL stores single floats: a few thousandths of a millimetre.
+      reach.forEach((r, i) => expect(r, `${link} direction ${i}`).to.be.at.most(measured[i]! + 0.005));
+      const short = Math.max(...reach.map((r, i) => measured[i]! - r));
+      if (link === 'chest') expect(short, link).to.be.above(20);
+      // A plane that does not bound the polytope (its corner cut off by its neighbours) reaches a little less.
+      else expect(short, link).to.be.below(0.1);
+    }
+    // The real head is 134 mm wide: the box it replaces was 22 mm.
+    const head = reachOf(trianglesOf(robot, 'head'));
+    const along = (v: readonly number[]) => DOP_DIRECTIONS.findIndex((d) => d.every((x, k) => x === v[k]));
+    expect(head[along([1, 0, 0])]! + head[along([-1, 0, 0])]!).to.be.closeTo(134, 1);
+  });
+
+  it('at the zero pose a cut shape clears the box by 1 mm, and only the head and chest overlap (they never collide)', async () => {
+    const zero = linkPoses(robot);
+    const placed = (link: string) => {
+      const pose = zero.get(link)!;
+      const s = shapeOf(robot.links.get(link)!.collisions[0]!);
+      const p = vadd(pose.p, qrotate(pose.q, s.p));
+      return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
+    };
+    const chest = placed('chest');
+    const spine = placed('spine');
+    const gap = chest.shape.contactShape(chest.p, chest.q, spine.shape, spine.p, spine.q, 0.01);
+    expect(gap).to.not.equal(null);
+    expect(gap!.distance * 1000).to.be.within(0.9, 1.1);
+    expect(spine.shape).to.be.instanceOf(RAPIER.Cuboid);
+    const world = await PhysicsWorld.create(robot, { dt: 0.002, armature: new Map() });
+    try {
+      expect(world.designedOverlaps).to.deep.equal([['chest', 'head']]);
+    } finally {
+      world.free();
+    }
+  });
+});

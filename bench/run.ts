@@ -89,16 +89,17 @@ row(
   robotRatio.paired >= 0.4,
 );
 
-console.log('\n== Fast mode (--speed max), all motors stiff ==');
+console.log('\n== Fast mode (--speed max), all motors stiff and stepping 30 degrees every 0.4 sim s ==');
 const targets: Record<string, number> = { 'ergo-jr': 50, torso: 20, humanoid: 10 };
 for (const r of await runFastModeBench(quick ? 2 : 4)) {
   row(
-    `fast-mode real-time factor ${r.robot}`,
-    `${fmt(r.realTimeFactor)}x`,
+    `fast-mode real-time factor ${r.robot}, moving`,
+    `${fmt(r.moving)}x`,
     `>= ${targets[r.robot]}x`,
-    r.realTimeFactor >= targets[r.robot]!,
-    r.realTimeFactor / targets[r.robot]!,
+    r.moving >= targets[r.robot]!,
+    r.moving / targets[r.robot]!,
   );
+  console.log(`      ${r.robot} left still (the world at rest skips the solver): ${fmt(r.still)}x`);
 }
 
 console.log(

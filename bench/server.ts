@@ -241,7 +241,10 @@ export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
 
 export interface FastModeResult {
   readonly robot: string;
-  readonly realTimeFactor: number;
+  /** Every motor stepping between two goals 30 degrees apart every 0.4 sim seconds: the solver runs every step. */
+  readonly moving: number;
+  /** The same robot left stiff and still: the world at rest skips the solver (src/sim/world.ts). */
+  readonly still: number;
 }
 
 /** Sim seconds per wall second with --speed max, control loop and servo models included. */
@@ -254,14 +257,31 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       speed: 'max',
       recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
     });
-    try {
-      for (const m of server.robot.motors) m.set('compliant', false);
-      await new Promise((r) => setTimeout(r, 500));
-      const a = server.backend.simulation!.stats();
+    const sim = server.backend.simulation!;
+    const factor = async (): Promise<number> => {
+      const a = sim.stats();
       const wall0 = performance.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));
-      const b = server.backend.simulation!.stats();
-      out.push({ robot, realTimeFactor: (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000) });
+      const b = sim.stats();
+      return (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000);
+    };
+    try {
+      for (const m of server.robot.motors) m.set('compliant', false);
+      // In sim time, so that the robot never comes to rest whatever the speed.
+      const moving = new AbortController();
+      const mover = (async () => {
+        for (let k = 0; !moving.signal.aborted; k++) {
+          for (const m of server.robot.motors) m.set('goalPosition', k % 2 === 0 ? 15 : -15);
+          await server.backend.clock.sleep(0.4, moving.signal).catch(() => undefined);
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 500));
+      const movingFactor = await factor();
+      moving.abort();
+      await mover;
+      for (const m of server.robot.motors) m.set('goalPosition', 0);
+      await new Promise((r) => setTimeout(r, 2000));
+      out.push({ robot, moving: movingFactor, still: await factor() });
     } finally {
       await server.close();
     }

@@ -7,7 +7,7 @@
  * Visuals are one servo-sized box per link covering the link frame, its child joint origins and its centre of mass.
  * Collisions: where urdf/collision-fit.json measures a link's Poppy collision mesh (the Torso but its spine; see
  * fit-collisions.ts), the 26-sided polytope of those measurements, written as urdf/meshes/<robot>/<link>.stl and cut
- * back where it overlaps a generated box at the zero pose (separateAtZeroPose); elsewhere (the Ergo Jr, whose meshes
+ * back where it would overlap a generated box (separateFromBoxes); elsewhere (the Ergo Jr, whose meshes
  * are not public in full, and the Humanoid) a box around the link's child joints and centre of mass, leaving out the
  * link's own joint.
  */
@@ -17,7 +17,8 @@ import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { writeStl } from '../src/urdf/stl.ts';
 import { parseUrdf } from '../src/urdf/parse.ts';
 import { initRapier, linkPoses, overlapDepth, shapeOf } from '../src/sim/world.ts';
-import { qconj, qmul, qrotate, vadd } from '../src/sim/quat.ts';
+import { qconj, qmul, qrotate, vadd, type Quat, type V3 } from '../src/sim/quat.ts';
+import type { UrdfJoint } from '../src/urdf/types.ts';
 import { DOP_DIRECTIONS, polytopeTriangles } from './polytope.ts';
 
 /** Reach (mm) of each link's collision mesh along the 26 polytope directions, per robot (urdf/fit-collisions.ts). */
@@ -359,53 +360,80 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record
   return out.join('\n');
 }
 
-/** Gap (m) a measured shape keeps from a generated box it overlapped at the zero pose: they touch only when moved together. */
+/** Gap (m) a measured shape keeps from a generated box it would otherwise meet within the joints' working range. */
 const CLEARANCE = 0.001;
+/** Samples per joint across its angle limits when checking a shape against a box two joints away. */
+const RANGE_SAMPLES = 9;
 
 /**
- * A measured polytope that overlaps a generated box at the zero pose (the Poppy chest drawn over our spine box) is cut
- * back, plane by plane along the directions that face the box, until CLEARANCE apart: the box stands in for a part
- * whose true shape it does not have, and the two must still meet when the joints between them turn (the chest on the
- * spine is the bust's stop). Two measured shapes that overlap are left as they are: the world then never lets them
- * collide (PhysicsWorld's designed overlaps), as the meshes they come from fit into each other (the head's base into
- * the chest's neck opening).
+ * A measured polytope is cut back, plane by plane along the directions that face a generated box, until CLEARANCE
+ * apart wherever it overlaps that box: at the zero pose, and for a box two joints away (the chest and the spine's
+ * box, across the bust's two servos) over both joints' whole angle limits. The box stands in for a part whose true
+ * shape it does not have: the real parts clear each other where the servos may take them, and meet beyond (the
+ * chest on the spine is the limp bust's stop). Two measured shapes that overlap are left as they are: the world then
+ * never lets them collide (PhysicsWorld's designed overlaps), as the meshes they come from fit into each other (the
+ * head's base into the chest's neck opening).
  */
-function separateAtZeroPose(urdfText: string, fit: Record<string, number[]>): Record<string, number[]> {
+function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Record<string, number[]> {
   const urdf = parseUrdf(urdfText);
-  const zero = linkPoses(urdf);
-  const neighbours = new Set(urdf.joints.flatMap((j) => [`${j.parent}|${j.child}`, `${j.child}|${j.parent}`]));
+  const parentJoint = new Map(urdf.joints.map((j) => [j.child, j]));
+  const ancestry = (link: string): string[] => {
+    const joint = parentJoint.get(link);
+    return joint ? [link, ...ancestry(joint.parent)] : [link];
+  };
+  /** The joints on the tree path between two links. */
+  const jointsBetween = (a: string, b: string): UrdfJoint[] => {
+    const up = ancestry(a);
+    const down = ancestry(b);
+    const common = up.find((l) => down.includes(l))!;
+    const climb = (chain: string[]) => chain.slice(0, chain.indexOf(common)).map((l) => parentJoint.get(l)!);
+    return [...climb(up), ...climb(down)];
+  };
   const reach = Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, r.map((mm) => mm / 1000)]));
-  const polytope = (link: string) => {
-    const pose = zero.get(link)!;
-    const hull = RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(reach[link]!)))!;
-    return { shape: hull.shape, p: { x: pose.p[0], y: pose.p[1], z: pose.p[2] }, q: pose.q };
+  const placedAt = (poses: ReturnType<typeof linkPoses>, link: string, shape: { shape: RAPIER.Shape; p: V3; q: Quat }) => {
+    const pose = poses.get(link)!;
+    const p = vadd(pose.p, qrotate(pose.q, shape.p));
+    return { shape: shape.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, shape.q) };
   };
-  const box = (link: string) => {
-    const pose = zero.get(link)!;
-    const s = shapeOf(urdf.links.get(link)!.collisions[0]!);
-    const p = vadd(pose.p, qrotate(pose.q, s.p));
-    return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
-  };
+  const polytopeShape = (link: string) => ({
+    shape: RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(reach[link]!)))!.shape,
+    p: [0, 0, 0] as V3,
+    q: { x: 0, y: 0, z: 0, w: 1 },
+  });
   const boxes = [...urdf.links.values()].filter((l) => !reach[l.name] && l.collisions.length > 0).map((l) => l.name);
   for (const link of Object.keys(reach))
     for (const other of boxes) {
-      if (neighbours.has(`${link}|${other}`)) continue;
-      const b = box(other);
-      for (let round = 0; ; round++) {
-        if (round === 500) throw new Error(`${link} and ${other}: could not separate`);
-        const a = polytope(link);
-        const depth = overlapDepth(a, b);
-        const hit = a.shape.contactShape(a.p, a.q, b.shape, b.p, b.q, CLEARANCE);
-        if (depth === 0 && (!hit || hit.distance >= CLEARANCE - 1e-6)) break;
-        const cut = depth > 0 ? Math.min(depth + CLEARANCE, 0.002) : CLEARANCE - hit!.distance;
-        // Towards the box: the contact normal, or from centre to centre when Rapier gives none for a deep overlap.
-        const n = hit ? hit.normal1 : { x: b.p.x - a.p.x, y: b.p.y - a.p.y, z: b.p.z - a.p.z };
-        const local = qrotate(qconj(a.q), [n.x, n.y, n.z]);
-        const length = Math.hypot(...local);
-        DOP_DIRECTIONS.forEach((d, j) => {
-          const facing = (d[0] * local[0] + d[1] * local[1] + d[2] * local[2]) / length;
-          if (facing > 0.5) reach[link]![j]! -= cut * facing;
-        });
+      const between = jointsBetween(link, other);
+      if (between.length < 2) continue; // a joint's two links never collide
+      // The zero pose, and across the limits of two joints between (further apart, a contact is a real one).
+      const poses = [linkPoses(urdf)];
+      if (between.length === 2) {
+        const [j1, j2] = between as [UrdfJoint, UrdfJoint];
+        const at = (j: UrdfJoint, k: number) =>
+          j.limit!.lower + ((j.limit!.upper - j.limit!.lower) * k) / (RANGE_SAMPLES - 1);
+        for (let k1 = 0; k1 < RANGE_SAMPLES; k1++)
+          for (let k2 = 0; k2 < RANGE_SAMPLES; k2++)
+            poses.push(linkPoses(urdf, new Map([[j1.name, at(j1, k1)], [j2.name, at(j2, k2)]])));
+      }
+      const box = shapeOf(urdf.links.get(other)!.collisions[0]!);
+      for (const pose of poses) {
+        const b = placedAt(pose, other, box);
+        for (let round = 0; ; round++) {
+          if (round === 500) throw new Error(`${link} and ${other}: could not separate`);
+          const a = placedAt(pose, link, polytopeShape(link));
+          const depth = overlapDepth(a, b);
+          const hit = a.shape.contactShape(a.p, a.q, b.shape, b.p, b.q, CLEARANCE);
+          if (depth === 0 && (!hit || hit.distance >= CLEARANCE - 1e-6)) break;
+          const cut = depth > 0 ? Math.min(depth + CLEARANCE, 0.002) : CLEARANCE - hit!.distance;
+          // Towards the box: the contact normal, or from centre to centre when Rapier gives none for a deep overlap.
+          const n = hit ? hit.normal1 : { x: b.p.x - a.p.x, y: b.p.y - a.p.y, z: b.p.z - a.p.z };
+          const local = qrotate(qconj(a.q), [n.x, n.y, n.z]);
+          const length = Math.hypot(...local);
+          DOP_DIRECTIONS.forEach((d, j) => {
+            const facing = (d[0] * local[0] + d[1] * local[1] + d[2] * local[2]) / length;
+            if (facing > 0.5) reach[link]![j]! -= cut * facing;
+          });
+        }
       }
     }
   return Object.fromEntries(Object.entries(reach).map(([link, r]) => [link, r.map((m) => Math.round(m * 1e5) / 100)]));
@@ -419,7 +447,7 @@ async function main(): Promise<void> {
     const config = JSON.parse(readFileSync(path.join(dir, '..', 'robots', spec.config), 'utf8')) as { motors: MotorJson[] };
     const target = path.join(dir, spec.file);
     const measured = fit[spec.file.replace('.urdf', '')];
-    const separated = measured && separateAtZeroPose(generateUrdf(spec, config.motors, undefined, dir), measured);
+    const separated = measured && separateFromBoxes(generateUrdf(spec, config.motors, undefined, dir), measured);
     writeFileSync(target, generateUrdf(spec, config.motors, separated, dir));
     console.log(`wrote ${path.relative(process.cwd(), target)}`);
   }

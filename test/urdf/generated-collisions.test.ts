@@ -80,20 +80,36 @@ describe('urdf/generate: the Torso collides as its measured Poppy collision mesh
     expect(head[along([1, 0, 0])]! + head[along([-1, 0, 0])]!).to.be.closeTo(134, 1);
   });
 
-  it('at the zero pose a cut shape clears the box by 1 mm, and only the head and chest overlap (they never collide)', async () => {
-    const zero = linkPoses(robot);
-    const placed = (link: string) => {
-      const pose = zero.get(link)!;
-      const s = shapeOf(robot.links.get(link)!.collisions[0]!);
-      const p = vadd(pose.p, qrotate(pose.q, s.p));
-      return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
+  it("the chest clears the spine's box by 1 mm over the bust's angle limits and meets it beyond; only the head and chest overlap (they never collide)", async () => {
+    const gap = (angles: Map<string, number>) => {
+      const poses = linkPoses(robot, angles);
+      const placed = (link: string) => {
+        const pose = poses.get(link)!;
+        const s = shapeOf(robot.links.get(link)!.collisions[0]!);
+        const p = vadd(pose.p, qrotate(pose.q, s.p));
+        return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
+      };
+      const chest = placed('chest');
+      const spine = placed('spine');
+      expect(spine.shape).to.be.instanceOf(RAPIER.Cuboid);
+      const hit = chest.shape.contactShape(chest.p, chest.q, spine.shape, spine.p, spine.q, 1);
+      return hit!.distance;
     };
-    const chest = placed('chest');
-    const spine = placed('spine');
-    const gap = chest.shape.contactShape(chest.p, chest.q, spine.shape, spine.p, spine.q, 0.01);
-    expect(gap).to.not.equal(null);
-    expect(gap!.distance * 1000).to.be.within(0.9, 1.1);
-    expect(spine.shape).to.be.instanceOf(RAPIER.Cuboid);
+    const [bustY, bustX] = ['bust_y', 'bust_x'].map((name) => robot.joints.find((j) => j.name === name)!.limit!);
+    let closest = Infinity;
+    for (let i = 0; i <= 8; i++)
+      for (let k = 0; k <= 8; k++) {
+        const y = bustY!.lower + ((bustY!.upper - bustY!.lower) * i) / 8;
+        const x = bustX!.lower + ((bustX!.upper - bustX!.lower) * k) / 8;
+        closest = Math.min(closest, gap(new Map([['bust_y', y], ['bust_x', x]])));
+      }
+    expect(closest * 1000).to.be.within(0.9, 1.1);
+    // 30 degrees past a limit the chest is on the spine: the box still stops a limp bust.
+    const past = Math.min(
+      gap(new Map([['bust_y', bustY!.lower - 0.5]])),
+      gap(new Map([['bust_y', bustY!.upper + 0.5]])),
+    );
+    expect(past).to.be.at.most(0);
     const world = await PhysicsWorld.create(robot, { dt: 0.002, armature: new Map() });
     try {
       expect(world.designedOverlaps).to.deep.equal([['chest', 'head']]);

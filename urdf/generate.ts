@@ -304,8 +304,6 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record
       servoOf(servoJoint[0]).size,
     );
     const [ixx, ixy, ixz, iyy, iyz, izz] = link[3].split(' ');
-    const origin = `<origin xyz="${box.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
-    const geometry = `<geometry><box size="${box.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
     // The root link rests on the table: its collision box is its whole visual box (or stopped at its child joints).
     const hit = parentJoint
       ? collisionBox(
@@ -319,11 +317,16 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record
             childJoints.map((j) => triple(j[3])),
           )
         : box;
+    // A measured link looks and collides as its measured shape; the others look like a servo-sized box and collide
+    // as a box that leaves out their own joint.
     const measured = fit?.[name];
-    const hitOrigin = measured ? '<origin xyz="0 0 0" rpy="0 0 0"/>' : `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
-    const hitGeometry = measured
-      ? `<geometry><mesh filename="${writeCollisionMesh(dir, spec.file.replace('.urdf', ''), name, measured)}"/></geometry>`
-      : `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
+    const meshFile = measured && writeCollisionMesh(dir, spec.file.replace('.urdf', ''), name, measured);
+    const zeroOrigin = '<origin xyz="0 0 0" rpy="0 0 0"/>';
+    const meshGeometry = `<geometry><mesh filename="${meshFile}"/></geometry>`;
+    const origin = meshFile ? zeroOrigin : `<origin xyz="${box.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
+    const geometry = meshFile ? meshGeometry : `<geometry><box size="${box.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
+    const hitOrigin = meshFile ? zeroOrigin : `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
+    const hitGeometry = meshFile ? meshGeometry : `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
     out.push(
       `  <link name="${name}">`,
       '    <inertial>',

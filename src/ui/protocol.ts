@@ -4,7 +4,7 @@
  */
 import type { CameraConfig, TableConfig } from '../config/robot-config.ts';
 import type { CardState } from '../scene/cards.ts';
-import type { UrdfJoint, UrdfLink } from '../urdf/types.ts';
+import type { UrdfGeometry, UrdfJoint, UrdfShape } from '../urdf/types.ts';
 
 /** A marker card seen by the camera: pixel corners in the camera frame (the vision helper's DetectedMarker). */
 export interface StreamMarker {
@@ -77,12 +77,25 @@ export interface RobotState {
 
 export const MAX_RATE = 50;
 
+/** A visual shape as JSON: a mesh's triangles as a plain list (x, y, z per vertex, metres; a typed array is not JSON). */
+export type SceneShape = Omit<UrdfShape, 'geometry'> & {
+  readonly geometry:
+    | Exclude<UrdfGeometry, { kind: 'mesh' }>
+    | { readonly kind: 'mesh'; readonly filename: string; readonly triangles: readonly number[] };
+};
+
+/** A link as the view draws it: its visuals only. */
+export interface SceneLink {
+  readonly name: string;
+  readonly visuals: readonly SceneShape[];
+}
+
 /** GET /ui/scene.json: what src/scene/twin-scene.ts needs, as JSON. */
 export interface SceneDescription {
   readonly urdf: {
     readonly name: string;
     readonly root: string;
-    readonly links: readonly UrdfLink[];
+    readonly links: readonly SceneLink[];
     readonly joints: readonly UrdfJoint[];
   };
   readonly table: TableConfig | null;

@@ -6,12 +6,13 @@
 import { userToJoint } from '../core/frames.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Robot } from '../robot/robot.ts';
-import type { UrdfRobot } from '../urdf/types.ts';
+import type { UrdfLink, UrdfRobot } from '../urdf/types.ts';
 import {
   MAX_RATE,
   type RobotDescription,
   type RobotState,
   type SceneDescription,
+  type SceneLink,
   type StreamMarker,
 } from './protocol.ts';
 
@@ -90,11 +91,34 @@ function round(x: number, scale: number): number {
   return Math.round(x * scale) / scale + 0;
 }
 
-/** The twin scene's inputs as JSON (the URDF's link map becomes a list). */
+/** A link's visuals as JSON; a mesh's vertices to 0.01 mm. */
+function sceneLink(link: UrdfLink): SceneLink {
+  return {
+    name: link.name,
+    visuals: link.visuals.map((shape) =>
+      shape.geometry.kind === 'mesh'
+        ? {
+            ...shape,
+            geometry: {
+              ...shape.geometry,
+              triangles: Array.from(shape.geometry.triangles, (v) => round(v, 1e5)),
+            },
+          }
+        : { ...shape, geometry: shape.geometry },
+    ),
+  };
+}
+
+/** The twin scene's inputs as JSON (the URDF's link map becomes a list, each link its visuals). */
 export function sceneDescription(robot: Robot, urdf: UrdfRobot): SceneDescription {
   const { world, camera } = robot.config;
   return {
-    urdf: { name: urdf.name, root: urdf.root, links: [...urdf.links.values()], joints: urdf.joints },
+    urdf: {
+      name: urdf.name,
+      root: urdf.root,
+      links: [...urdf.links.values()].map(sceneLink),
+      joints: urdf.joints,
+    },
     table: world.table,
     cards: world.cards.map((c) => ({ ...c, home: { xyz: c.xyz, rpy: c.rpy } })),
     camera,

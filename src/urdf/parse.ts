@@ -119,7 +119,12 @@ function parseInertial(node: XmlNode, where: string): UrdfInertial {
   return { mass, com: xyz, inertia: [l[0], l[1], l[2], l[4], l[5], l[8]] };
 }
 
-function parseGeometry(node: XmlNode | undefined, where: string, readMesh?: MeshReader): UrdfGeometry | undefined {
+function parseGeometry(
+  node: XmlNode | undefined,
+  where: string,
+  readMesh: MeshReader | undefined,
+  visual: boolean,
+): UrdfGeometry | undefined {
   if (!node) throw new Error(`URDF: ${where}: missing <geometry>`);
   const box = child(node, 'box');
   if (box) return { kind: 'box', size: parseVec3(attr(box, 'size') ?? '', [0, 0, 0], `${where} box size`) };
@@ -135,10 +140,13 @@ function parseGeometry(node: XmlNode | undefined, where: string, readMesh?: Mesh
   if (sphere) return { kind: 'sphere', radius: requiredNumber(sphere, 'radius', `${where} sphere`) };
   const mesh = child(node, 'mesh');
   if (mesh) {
-    // Without a reader (URDF text alone, or a visual: the twin is drawn from boxes), a mesh is left out.
+    // Without a reader (URDF text alone), a mesh is left out.
     if (!readMesh) return undefined;
     const filename = attr(mesh, 'filename');
     if (!filename) throw new Error(`URDF: ${where}: <mesh> has no filename`);
+    // A visual drawn from another format (COLLADA, OBJ) is left out: the view draws STL only, and what the robot
+    // looks like must not keep it from starting.
+    if (visual && !/\.stl$/i.test(filename)) return undefined;
     const scale = parseVec3(attr(mesh, 'scale'), [1, 1, 1], `${where} mesh scale`);
     try {
       return { kind: 'mesh', filename, triangles: parseStl(readMesh(filename), scale) };
@@ -149,13 +157,15 @@ function parseGeometry(node: XmlNode | undefined, where: string, readMesh?: Mesh
   throw new Error(`URDF: ${where}: <geometry> has no box, cylinder, sphere or mesh`);
 }
 
+/** A visual (with its material, from the link's materials) or, without materials, a collision shape. */
 function parseShape(
   node: XmlNode,
   where: string,
   materials: ReadonlyMap<string, Rgba> | undefined,
-  readMesh?: MeshReader,
+  readMesh: MeshReader | undefined,
 ): UrdfShape | undefined {
-  const geometry = parseGeometry(child(node, 'geometry'), where, readMesh);
+  const visual = materials !== undefined;
+  const geometry = parseGeometry(child(node, 'geometry'), where, readMesh, visual);
   if (!geometry) return undefined;
   const { xyz, rpy } = parseOrigin(node, where);
   if (!materials) return { xyz, rpy, geometry };
@@ -180,7 +190,7 @@ function parseLink(
   const inertialNode = child(node, 'inertial');
   const inertial = inertialNode ? parseInertial(inertialNode, `${where} inertial`) : undefined;
   const visuals = children(node, 'visual')
-    .map((v, i) => parseShape(v, `${where} visual #${i + 1}`, materials))
+    .map((v, i) => parseShape(v, `${where} visual #${i + 1}`, materials, readMesh))
     .filter((s): s is UrdfShape => s !== undefined);
   const collisions = children(node, 'collision')
     .map((c, i) => parseShape(c, `${where} collision #${i + 1}`, undefined, readMesh))
@@ -251,8 +261,9 @@ function findRoot(links: ReadonlyMap<string, UrdfLink>, joints: readonly UrdfJoi
 }
 
 /**
- * Parses and validates URDF text. Throws an Error naming the offending link or joint. Collision meshes are read with
- * readMesh (loadUrdf reads them beside the file); without it they are left out.
+ * Parses and validates URDF text. Throws an Error naming the offending link or joint. Meshes are read with readMesh
+ * (loadUrdf reads them beside the file): collision meshes as STL, visual ones when STL (others are not drawn);
+ * without it they are left out.
  */
 export function parseUrdf(xmlText: string, readMesh?: MeshReader): UrdfRobot {
   const valid = XMLValidator.validate(xmlText);
@@ -296,8 +307,12 @@ export function parseUrdf(xmlText: string, readMesh?: MeshReader): UrdfRobot {
  */
 export function meshPath(urdfFile: string, filename: string): string {
   const dir = path.dirname(path.resolve(urdfFile));
-  if (filename.startsWith('file://')) return filename.slice('file://'.length);
-  if (!filename.startsWith('package://')) return path.resolve(dir, filename);
+  const direct = filename.startsWith('file://') ? filename.slice('file://'.length) : undefined;
+  if (direct !== undefined || !filename.startsWith('package://')) {
+    const p = direct ?? path.resolve(dir, filename);
+    if (!existsSync(p)) throw new Error(`not found (looked at ${p})`);
+    return p;
+  }
   const inPackage = filename.slice('package://'.length);
   const withoutPackage = inPackage.split('/').slice(1).join('/');
   const tried: string[] = [];
@@ -312,7 +327,7 @@ export function meshPath(urdfFile: string, filename: string): string {
   throw new Error(`not found (looked at ${tried.join(', ')})`);
 }
 
-/** Reads and parses a URDF file, with its collision meshes. */
+/** Reads and parses a URDF file, with its meshes. */
 export async function loadUrdf(file: string): Promise<UrdfRobot> {
   const text = await readFile(file, 'utf8');
   try {

@@ -49,16 +49,19 @@ describe('sim: collision meshes', () => {
   it('reads a package:// collision mesh beside the URDF, scaled, and names a missing one', async () => {
     const robot = await load(
       `<link name="base"><collision><geometry><mesh filename="package://r_description/meshes/m.stl" scale="0.001 0.001 0.001"/></geometry></collision>
-       <visual><geometry><mesh filename="package://r_description/meshes/not-drawn.stl"/></geometry></visual></link>`,
-      { 'm.stl': boxTriangles([20, 40, 60]) },
+       <visual><geometry><mesh filename="package://r_description/meshes/look.STL"/></geometry></visual>
+       <visual><geometry><mesh filename="package://r_description/meshes/look.dae"/></geometry></visual></link>`,
+      { 'm.stl': boxTriangles([20, 40, 60]), 'look.STL': boxTriangles([0.01, 0.01, 0.01]) },
     );
     const [shape] = robot.links.get('base')!.collisions;
     expect(shape!.geometry.kind).to.equal('mesh');
     const triangles = (shape!.geometry as { triangles: Float32Array }).triangles;
     expect(triangles.length).to.equal(12 * 9);
     expect(Math.max(...triangles.filter((_, i) => i % 3 === 2))).to.be.closeTo(0.03, 1e-9);
-    // Visual meshes are not read: the twin is drawn from boxes.
-    expect(robot.links.get('base')!.visuals).to.have.length(0);
+    // A visual STL is read to be drawn; a visual in another format (no file here) is left out, not an error.
+    const visuals = robot.links.get('base')!.visuals;
+    expect(visuals.map((v) => v.geometry.kind)).to.deep.equal(['mesh']);
+    expect((visuals[0]!.geometry as { triangles: Float32Array }).triangles.length).to.equal(12 * 9);
 
     let error: Error | undefined;
     await load(
@@ -67,6 +70,16 @@ describe('sim: collision meshes', () => {
     ).catch((e: Error) => (error = e));
     expect(error?.message).to.match(
       /link "base" collision #1: mesh "package:\/\/p\/meshes\/gone.stl": not found/,
+    );
+    const visualError = await load(
+      '<link name="base"><visual><geometry><mesh filename="../meshes/gone.stl"/></geometry></visual></link>',
+      {},
+    ).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(visualError?.message).to.match(
+      /link "base" visual #1: mesh "..\/meshes\/gone.stl": not found \(looked at .*meshes\/gone.stl\)/,
     );
   });
 

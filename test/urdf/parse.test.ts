@@ -71,21 +71,26 @@ describe('urdf/parse: our robot files', () => {
         }
       });
 
-      it('gives every link an inertial, one coloured visual box and one collision shape (a box, or a measured mesh)', () => {
+      it('gives every link an inertial, one coloured visual and one collision shape: a box, or the same measured mesh', () => {
         const measured = new Set(Object.keys(COLLISION_FIT.robots[c.config] ?? {}));
         for (const link of robot.links.values()) {
           expect(link.inertial, link.name).to.not.equal(undefined);
           expect(link.visuals, link.name).to.have.length(1);
           expect(link.collisions, link.name).to.have.length(1);
           const v = link.visuals[0]!;
-          expect(v.geometry.kind).to.equal('box');
           expect(v.rgba, link.name).to.have.length(4);
-          if (v.geometry.kind === 'box') for (const s of v.geometry.size) expect(s).to.be.within(0.015, 0.35);
-          // The collision box leaves out the link's own joint (urdf/generate.ts): it fits inside the visual box. A
-          // measured mesh is the real part's size (test/urdf/generated-collisions.test.ts).
           const c = link.collisions[0]!.geometry;
           const vg = v.geometry;
-          expect(c.kind, link.name).to.equal(measured.has(link.name) ? 'mesh' : 'box');
+          if (measured.has(link.name)) {
+            // The real part's size, seen as it collides (test/urdf/generated-collisions.test.ts).
+            expect(vg.kind, link.name).to.equal('mesh');
+            expect(c).to.deep.equal(vg);
+            continue;
+          }
+          expect(vg.kind).to.equal('box');
+          if (vg.kind === 'box') for (const s of vg.size) expect(s).to.be.within(0.015, 0.35);
+          // The collision box leaves out the link's own joint (urdf/generate.ts): it fits inside the visual box.
+          expect(c.kind, link.name).to.equal('box');
           if (c.kind === 'box' && vg.kind === 'box')
             c.size.forEach((size, k) => expect(size, link.name).to.be.at.most(vg.size[k]! + 1e-9));
         }

@@ -7,8 +7,8 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import { TwinScene } from '../../scene/twin-scene.ts';
-import type { Vec3 } from '../../urdf/types.ts';
-import type { RobotDescription, RobotState, SceneDescription } from '../protocol.ts';
+import type { UrdfLink, Vec3 } from '../../urdf/types.ts';
+import type { RobotDescription, RobotState, SceneDescription, SceneLink } from '../protocol.ts';
 
 /** A card as GET /sim/cards/list.json gives it. */
 export interface CardPose {
@@ -18,6 +18,16 @@ export interface CardPose {
 }
 
 export const BACKGROUND = 0xdfe6ee;
+
+/** A scene link back as a URDF link for the twin scene: a mesh's triangles as the typed array it draws from. */
+function urdfLink(link: SceneLink): UrdfLink {
+  const visuals = link.visuals.map((shape) =>
+    shape.geometry.kind === 'mesh'
+      ? { ...shape, geometry: { ...shape.geometry, triangles: Float32Array.from(shape.geometry.triangles) } }
+      : { ...shape, geometry: shape.geometry },
+  );
+  return { name: link.name, visuals, collisions: [] };
+}
 
 export class RobotView {
   readonly renderer: THREE.WebGLRenderer;
@@ -41,7 +51,7 @@ export class RobotView {
     this.#container = container;
     const { urdf } = world;
     this.twin = new TwinScene({
-      urdf: { ...urdf, links: new Map(urdf.links.map((l) => [l.name, l])) },
+      urdf: { ...urdf, links: new Map(urdf.links.map((l) => [l.name, urdfLink(l)])) },
       table: world.table,
       cards: world.cards,
       camera: world.camera,

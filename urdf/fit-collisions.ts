@@ -28,11 +28,14 @@ const UPPER_BODY = [
 // Not the spine: its mesh reaches 25 mm up into the chest's, so the two would be a designed overlap that never
 // collides, and nothing would stop a limp bust (the twin has no joint stops: a link stops on another link). Measured
 // on the twin, a limp Torso's trunk then folded over (bust_x -170 degrees) under its arms. It keeps its generated box,
-// which the chest's polytope is cut back to clear (generate.ts), so that the chest still comes to rest on it.
+// which the chest's polytope is cut back to clear across the bust's angle limits (generate.ts), so that the chest
+// still comes to rest on it beyond them.
 ROBOTS.torso = { links: links(['base', ...UPPER_BODY]) };
 // Not the Humanoid yet: at its start pose (arms down) the forearms' polytopes sit 12 mm into the thighs (the meshes'
 // own hulls 4 mm), the polytope's 45-degree cuts being too coarse for the long, slanted forearm; wedged there, the
-// limp robot never comes apart. It keeps its boxes until a closer fit.
+// limp robot never comes apart. Its upper body without the forearms, tried (2026-11-23): the limp trunk folded back
+// past the bust's limits, the chest 4.2 mm into the spine box and the pelvis 3.2 mm into the abdomen, and crept at
+// 0.1 deg/s until 16 s (the boxes rest from 7 s). It keeps its boxes until a closer fit.
 
 function findMesh(dir: string, base: string): string {
   const file = readdirSync(dir).find((f) => f.toLowerCase() === `${base.toLowerCase()}.stl`);

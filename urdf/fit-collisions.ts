@@ -16,8 +16,8 @@ import { DOP_DIRECTIONS } from './polytope.ts';
 /** Links of each robot whose respondable mesh is measured (the Torso's base is its own part). */
 const ROBOTS: Record<string, { links: Record<string, string> }> = {};
 
-function links(names: readonly string[], overrides: Record<string, string> = {}): Record<string, string> {
-  return Object.fromEntries(names.map((n) => [n, overrides[n] ?? `${n}_respondable`]));
+function links(names: readonly string[]): Record<string, string> {
+  return Object.fromEntries(names.map((n) => [n, `${n}_respondable`]));
 }
 
 const UPPER_BODY = [

@@ -16,8 +16,8 @@ import path from 'node:path';
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { writeStl } from '../src/urdf/stl.ts';
 import { parseUrdf } from '../src/urdf/parse.ts';
-import { initRapier, linkPoses, overlapDepth, shapeOf } from '../src/sim/world.ts';
-import { qconj, qmul, qrotate, vadd, type Quat, type V3 } from '../src/sim/quat.ts';
+import { initRapier, linkPoses, overlapDepth, placeShape, shapeOf } from '../src/sim/world.ts';
+import { qconj, qrotate, type V3 } from '../src/sim/quat.ts';
 import type { UrdfJoint } from '../src/urdf/types.ts';
 import { DOP_DIRECTIONS, polytopeTriangles } from './polytope.ts';
 
@@ -393,11 +393,6 @@ function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Rec
     return [...climb(up), ...climb(down)];
   };
   const reach = Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, r.map((mm) => mm / 1000)]));
-  const placedAt = (poses: ReturnType<typeof linkPoses>, link: string, shape: { shape: RAPIER.Shape; p: V3; q: Quat }) => {
-    const pose = poses.get(link)!;
-    const p = vadd(pose.p, qrotate(pose.q, shape.p));
-    return { shape: shape.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, shape.q) };
-  };
   const polytopeShape = (link: string) => ({
     shape: RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(reach[link]!)))!.shape,
     p: [0, 0, 0] as V3,
@@ -420,10 +415,10 @@ function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Rec
       }
       const box = shapeOf(urdf.links.get(other)!.collisions[0]!);
       for (const pose of poses) {
-        const b = placedAt(pose, other, box);
+        const b = placeShape(pose.get(other)!, box);
         for (let round = 0; ; round++) {
           if (round === 500) throw new Error(`${link} and ${other}: could not separate`);
-          const a = placedAt(pose, link, polytopeShape(link));
+          const a = placeShape(pose.get(link)!, polytopeShape(link));
           const depth = overlapDepth(a, b);
           const hit = a.shape.contactShape(a.p, a.q, b.shape, b.p, b.q, CLEARANCE);
           if (depth === 0 && (!hit || hit.distance >= CLEARANCE - 1e-6)) break;

@@ -40,7 +40,7 @@ function geometryOf(g: UrdfGeometry): THREE.BufferGeometry {
     case 'sphere':
       return new THREE.SphereGeometry(g.radius, 16, 12);
     case 'mesh': {
-      // Drawn as its triangles (the generated URDFs draw boxes; a URDF's visual meshes are not read today).
+      // Drawn as its triangles (STL: the Torso's measured parts, a user's visuals), each face lit by its own normal.
       const mesh = new THREE.BufferGeometry();
       mesh.setAttribute('position', new THREE.BufferAttribute(g.triangles, 3));
       mesh.computeVertexNormals();

@@ -165,6 +165,26 @@ type LinkCollider = { link: string; collider: RAPIER.Collider; shape: RAPIER.Sha
 /** A shape placed in the world. */
 type Placed = { shape: RAPIER.Shape; p: RAPIER.Vector; q: Quat };
 
+/** A shape given in its link's frame (shapeOf), placed where the link is. */
+export function placeShape(link: LinkPose, s: { shape: RAPIER.Shape; p: V3; q: Quat }): Placed {
+  const p = vadd(link.p, qrotate(link.q, s.p));
+  return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(link.q, s.q) };
+}
+
+/** Radius (m) of a sphere about the shape's own origin that holds it: a cheap test of two shapes apart. */
+function boundingRadius(s: RAPIER.Shape): number {
+  if (s instanceof RAPIER.Cuboid) return Math.hypot(s.halfExtents.x, s.halfExtents.y, s.halfExtents.z);
+  if (s instanceof RAPIER.Ball) return s.radius;
+  if (s instanceof RAPIER.Cylinder) return Math.hypot(s.halfHeight, s.radius);
+  if (s instanceof RAPIER.ConvexPolyhedron) {
+    let r = 0;
+    const v = s.vertices;
+    for (let i = 0; i < v.length; i += 3) r = Math.max(r, Math.hypot(v[i]!, v[i + 1]!, v[i + 2]!));
+    return r;
+  }
+  return Infinity;
+}
+
 /**
  * Links whose collision shapes already overlap at the zero pose, where the robot is assembled with nothing in
  * collision, overlap by design (a collision mesh drawn through a neighbour's neighbour, such as the Poppy spine's
@@ -181,11 +201,11 @@ function separateDesignedOverlaps(
   const neighbours = new Set(
     urdf.joints.flatMap((j) => [`${j.parent}|${j.child}`, `${j.child}|${j.parent}`]),
   );
-  const placed = colliders.map((c) => {
-    const link = zero.get(c.link)!;
-    const p = vadd(link.p, qrotate(link.q, c.p));
-    return { ...c, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(link.q, c.q) };
-  });
+  const placed = colliders.map((c) => ({
+    link: c.link,
+    radius: boundingRadius(c.shape),
+    ...placeShape(zero.get(c.link)!, c),
+  }));
   const pairs: (readonly [string, string])[] = [];
   const paired = new Set<string>(); // "a|b" both ways: a link with several shapes is one pair
   for (let i = 0; i < placed.length; i++)
@@ -194,6 +214,9 @@ function separateDesignedOverlaps(
       const b = placed[k]!;
       const key = `${a.link}|${b.link}`;
       if (a.link === b.link || neighbours.has(key) || paired.has(key)) continue;
+      // Apart for sure: most pairs, and a hull's exact query costs tens of microseconds (it is rebuilt each call).
+      const centres = Math.hypot(a.p.x - b.p.x, a.p.y - b.p.y, a.p.z - b.p.z);
+      if (centres > a.radius + b.radius) continue;
       if (overlapDepth(a, b) <= DESIGNED_OVERLAP) continue;
       pairs.push([a.link, b.link]);
       paired.add(key).add(`${b.link}|${a.link}`);

@@ -331,7 +331,13 @@ export function meshPath(urdfFile: string, filename: string): string {
 export async function loadUrdf(file: string): Promise<UrdfRobot> {
   const text = await readFile(file, 'utf8');
   try {
-    return parseUrdf(text, (filename) => readFileSync(meshPath(file, filename)));
+    // A file named twice (a link's visual and collision) is read once.
+    const read = new Map<string, Uint8Array>();
+    return parseUrdf(text, (filename) => {
+      let bytes = read.get(filename);
+      if (!bytes) read.set(filename, (bytes = readFileSync(meshPath(file, filename))));
+      return bytes;
+    });
   } catch (err) {
     throw new Error(`${file}: ${(err as Error).message}`, { cause: err });
   }

@@ -8,8 +8,7 @@ import { expect } from 'chai';
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
-import { PhysicsWorld, initRapier, linkPoses, shapeOf } from '../../src/sim/world.ts';
-import { qmul, qrotate, vadd } from '../../src/sim/quat.ts';
+import { PhysicsWorld, initRapier, linkPoses, placeShape, shapeOf } from '../../src/sim/world.ts';
 import { DOP_DIRECTIONS } from '../../urdf/polytope.ts';
 
 const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');
@@ -83,12 +82,7 @@ describe('urdf/generate: the Torso collides as its measured Poppy collision mesh
   it("the chest clears the spine's box by 1 mm over the bust's angle limits and meets it beyond; only the head and chest overlap (they never collide)", async () => {
     const gap = (angles: Map<string, number>) => {
       const poses = linkPoses(robot, angles);
-      const placed = (link: string) => {
-        const pose = poses.get(link)!;
-        const s = shapeOf(robot.links.get(link)!.collisions[0]!);
-        const p = vadd(pose.p, qrotate(pose.q, s.p));
-        return { shape: s.shape, p: { x: p[0], y: p[1], z: p[2] }, q: qmul(pose.q, s.q) };
-      };
+      const placed = (link: string) => placeShape(poses.get(link)!, shapeOf(robot.links.get(link)!.collisions[0]!));
       const chest = placed('chest');
       const spine = placed('spine');
       expect(spine.shape).to.be.instanceOf(RAPIER.Cuboid);

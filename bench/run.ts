@@ -99,7 +99,10 @@ for (const r of await runFastModeBench(quick ? 2 : 4)) {
     r.moving >= targets[r.robot]!,
     r.moving / targets[r.robot]!,
   );
-  console.log(`      ${r.robot} left still (the world at rest skips the solver): ${fmt(r.still)}x`);
+  console.log(
+    `      ${r.robot} left still (the world at rest skips the solver): ${fmt(r.still)}x, ` +
+      `${Math.round(r.stillResting * 100)} % of its steps at rest`,
+  );
 }
 
 console.log(

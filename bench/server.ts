@@ -245,6 +245,8 @@ export interface FastModeResult {
   readonly moving: number;
   /** The same robot left stiff and still: the world at rest skips the solver (src/sim/world.ts). */
   readonly still: number;
+  /** Share of the steps of the still run taken at rest (the solver skipped). */
+  readonly stillResting: number;
 }
 
 /** Sim seconds per wall second with --speed max, control loop and servo models included. */
@@ -258,11 +260,13 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
     });
     const sim = server.backend.simulation!;
+    let resting = 0;
     const factor = async (): Promise<number> => {
       const a = sim.stats();
       const wall0 = performance.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const b = sim.stats();
+      resting = (b.restingSteps - a.restingSteps) / Math.max(1, b.steps - a.steps);
       return (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000);
     };
     try {
@@ -281,7 +285,8 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       await mover;
       for (const m of server.robot.motors) m.set('goalPosition', 0);
       await new Promise((r) => setTimeout(r, 2000));
-      out.push({ robot, moving: movingFactor, still: await factor() });
+      const still = await factor();
+      out.push({ robot, moving: movingFactor, still, stillResting: resting });
     } finally {
       await server.close();
     }

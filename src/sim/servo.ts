@@ -22,6 +22,8 @@ import { RobotError } from '../core/errors.ts';
 import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
+/** Speed (rad/s, 0.06 deg/s) both sides of a sign change must exceed to count as a reversal (see withFriction). */
+const REVERSAL_SPEED = 1e-3;
 const AMBIENT_C = 25;
 /** Thermal model: capacity J/K and resistance K/W to ambient (time constant ~5 min). */
 const THERMAL_CAPACITY = 30;
@@ -67,7 +69,9 @@ type Law = Pick<DriveCommand, 'target' | 'targetVelocity' | 'stiffness' | 'dampi
  * The gearbox friction folded into the motor's law, so that one implicit motor carries both. When the budget can stop
  * the joint within this step (the motor and the load, plus what it takes to stop the armature's own motion) the joint
  * sticks: the law then balances the load exactly. Otherwise the budget opposes the motion (or, at rest, the net
- * torque) as a constant torque taken off the law.
+ * torque) as a constant torque taken off the law. A joint whose speed changed sign since the last step passed through
+ * rest: it sticks if the friction at zero speed (`staticBudget`, >= 0 then) holds the net torque at rest (Karnopp's
+ * stick condition).
  */
 function withFriction(
   law: Law,
@@ -77,6 +81,7 @@ function withFriction(
   budget: number,
   stopping: number,
   stuckAt: number,
+  staticBudget: number,
 ): Law & { stuck: boolean } {
   const spring = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - dq);
   const net = spring + load;
@@ -88,7 +93,7 @@ function withFriction(
     damping: law.damping,
     stuck: false,
   };
-  if (Math.abs(net + stopping * dq) <= budget) {
+  if (Math.abs(net + stopping * dq) <= budget || Math.abs(net + law.damping * dq) <= staticBudget) {
     // Held where it stuck (not where it is now: re-anchoring each step would let the solver's residue creep).
     const at = Number.isNaN(stuckAt) ? q : stuckAt;
     out.stuck = true;
@@ -130,6 +135,7 @@ export class SimServo {
   // Physical state.
   #setpoint = 0; // rad, where the speed-limited profile is now
   #integral = 0; // rad.s
+  #lastQdot = 0; // rad/s, the joint's speed at the last step
   #q = 0;
   #qdot = 0;
   #torque = 0; // N.m the motor is producing
@@ -173,6 +179,7 @@ export class SimServo {
     this.#qdot = 0;
     this.#setpoint = q;
     this.#integral = 0;
+    this.#lastQdot = 0;
     this.#stuckAt = NaN;
     this.goalPosition = degToPosition(this.spec, q / DEG);
   }
@@ -185,6 +192,9 @@ export class SimServo {
   step(dt: number, q: number, qdot: number, externalTorque = 0, inertia = this.model.armature): DriveCommand {
     this.#q = q;
     this.#qdot = qdot;
+    // A reversal of a real motion, not the solver's residue about a joint already still.
+    const reversed = qdot * this.#lastQdot < -(REVERSAL_SPEED * REVERSAL_SPEED);
+    this.#lastQdot = qdot;
     const m = this.model;
     const enabled = this.torqueEnable !== 0 && this.controlMode === 2;
     let law = { target: q, targetVelocity: 0, stiffness: 0, damping: 0 };
@@ -261,7 +271,12 @@ export class SimServo {
       };
     }
     const stopping = inertia / dt; // N.m per rad/s: stopping the joint's motion within this step
-    const held = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt);
+    // The stopping torque assumes the joint's whole inertia answers its motor; in Rapier's impulse solver a light
+    // parent link gives way, so friction that should have stopped the joint overshot zero speed instead and, flipping
+    // sign every step, kept a still, stiff XL-320 (the Ergo Jr's m5) chattering at +-7 deg/s for ever: its
+    // present_speed read -7.33 deg/s. A reversal is a pass through rest, where the friction at zero speed decides.
+    const staticBudget = reversed ? frictionBudget(m.friction, 0, torque, externalTorque) : -1;
+    const held = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt, staticBudget);
     this.#stuckAt = held.stuck ? (Number.isNaN(this.#stuckAt) ? q : this.#stuckAt) : NaN;
     return {
       target: held.target,

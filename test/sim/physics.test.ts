@@ -86,7 +86,12 @@ describe('sim physics (Torso)', function () {
       10,
       0.02,
     );
-    expect(json(res)).to.deep.equal({ motors: { head_z: 40 }, duration: 1.5, waiting: true, cancelled: false });
+    expect(json(res)).to.deep.equal({
+      motors: { head_z: 40 },
+      duration: 1.5,
+      waiting: true,
+      cancelled: false,
+    });
     expect(s.backend.clock.now() - start).to.be.within(1.45, 1.6);
     expect(Math.abs(((await value(s, 'head_z', 'present_position')) as number) - 40)).to.be.below(1);
   });
@@ -140,6 +145,31 @@ describe('sim physics (Ergo Jr)', function () {
       // The gearbox's static friction (0.016 N.m, BAM m6) against a P gain of 32: the XL-320 stops up to 2.5 degrees
       // short until its integral term builds up.
       expect(Math.abs(((await value(s, 'm1', 'present_position')) as number) - 90)).to.be.below(3);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a stiff arm that stopped reads present_speed 0 on every motor', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      const motors = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+      for (const m of motors) await setValue(s, m, 'compliant', false);
+      for (const goal of [15, -15, 15, 0]) {
+        await s.post('/motors/goto.json', { motors, positions: motors.map(() => goal), duration: 0.3 });
+        await s.advance(0.4);
+      }
+      await s.advance(10);
+      // m5 used to chatter at +-7 deg/s about a still angle (the friction overshooting zero speed every step), and
+      // read -7.33 deg/s for ever.
+      for (let k = 0; k < 10; k++) {
+        await s.advance(0.02);
+        const speeds = json(await s.get('/motors/registers/present_speed/list.json')).present_speed as Record<
+          string,
+          number
+        >;
+        for (const m of motors) expect(Math.abs(speeds[m]!), `${m} present_speed`).to.be.below(1);
+      }
     } finally {
       await s.close();
     }

@@ -24,8 +24,17 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     await server.untilAnswered(
       server.post('/motors/goto.json', { motors, positions, duration: 0.5, wait: true }),
     );
-    // The XL-320s' I term grinds in the sag over seconds: the head (and its camera) moves meanwhile.
-    await server.advance(4);
+    // The arm's weight sags it through the XL-320s' dead band for 2-3 s after the move, then their I term grinds it
+    // back over seconds more (m2 from -96.9 at 3 s to -89.9 at 9.5 s): the camera moves meanwhile. A shown card is
+    // looked for a detector period later, so wait until the arm has stopped (positions unchanged over a second).
+    let last = '';
+    for (let t = 0; t < 30; t += 1) {
+      await server.advance(1);
+      const now = JSON.stringify(json(await server.get('/motors/registers/present_position/list.json')));
+      if (now === last) return;
+      last = now;
+    }
+    throw new Error('the Ergo Jr did not stand still within 30 s');
   }
 
   before(async () => {

@@ -227,10 +227,17 @@ export class SimServo {
         // Anti-windup by conditional integration: the integral grows only while the duty is not saturated (or when
         // growing brings it back from saturation), and never asks more than the duty ceiling on its own. The
         // firmware's own anti-windup is not documented: this is our choice, not a measurement.
+        // What it integrates is the error the firmware sees, in whole encoder counts: in its goal's count the
+        // integral stops. A continuous error kept it growing under half a count, and a stiff joint hunted against the
+        // gearbox's stiction for ever.
+        const seen =
+          (degToPosition(this.spec, this.#setpoint / DEG) - degToPosition(this.spec, q / DEG)) *
+          positionResolution(this.spec) *
+          DEG;
         const limit = maxDuty / (gain * ki);
         const unsaturated = Math.abs(gain * (kp * error + ki * this.#integral)) < maxDuty;
-        if (unsaturated || Math.sign(error) !== Math.sign(this.#integral))
-          this.#integral = Math.min(limit, Math.max(-limit, this.#integral + error * dt));
+        if (unsaturated || Math.sign(seen) !== Math.sign(this.#integral))
+          this.#integral = Math.min(limit, Math.max(-limit, this.#integral + seen * dt));
       }
       const duty = gain * (kp * error + ki * this.#integral - kd * qdot);
       const perDuty = (m.kt * m.vin) / m.r; // N.m per unit of duty

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
+import { json, simServer } from '../helpers.ts';
 
 async function twin(robot: string, restWhenStill = true): Promise<SimBackend> {
   const config = await loadRobotConfig(robot);
@@ -58,6 +59,36 @@ describe('sim: the world at rest', function () {
         expect(speed, `present_speed of ${id}`).to.be.oneOf([0, 1024]);
     });
   }
+
+  it('a stiff Ergo Jr that moved comes to rest, every motor in its goal count: the I term stops there', async () => {
+    const s = await simServer('ergo-jr');
+    try {
+      const motors = s.robot.motors.map((m) => m.name);
+      await s.post('/sim/motors/compliant.json', { compliant: false });
+      for (const goal of [15, -15, 0]) {
+        await s.post('/motors/goto.json', { motors, positions: motors.map(() => goal), duration: 0.3 });
+        await s.advance(0.4);
+      }
+      // pypot's Ki 2 on every XL-320: a joint a count from its goal grinds until the gearbox lets go (up to ~15 s), in
+      // its goal count it stops. Integrating the continuous error instead, it hunted about the goal for ever and the
+      // world never rested. Measured: at rest from 22 s.
+      await s.advance(30);
+      const stats = () => s.backend.simulation!.stats();
+      const before = stats();
+      await s.advance(2);
+      expect(stats().restingSteps - before.restingSteps, 'every step of the last 2 s at rest').to.equal(
+        stats().steps - before.steps,
+      );
+      // Goal 0 degrees is count 512, +-0.15 degree as each motor's frame reads it.
+      const at = json(await s.get('/motors/registers/present_position/list.json')).present_position as Record<
+        string,
+        number
+      >;
+      for (const m of motors) expect(Math.abs(at[m]!), m).to.equal(0.15);
+    } finally {
+      await s.close();
+    }
+  });
 
   it('resting changes nothing a client sees: a goal, then a limp arm, end where a world stepped all along ends', async () => {
     const a = await make('torso');

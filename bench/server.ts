@@ -260,33 +260,35 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
     });
     const sim = server.backend.simulation!;
-    let resting = 0;
-    const factor = async (): Promise<number> => {
+    /** Sim seconds per wall second over `seconds`, and the share of those steps taken at rest. */
+    const measure = async (): Promise<{ factor: number; resting: number }> => {
       const a = sim.stats();
       const wall0 = performance.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const b = sim.stats();
-      resting = (b.restingSteps - a.restingSteps) / Math.max(1, b.steps - a.steps);
-      return (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000);
+      return {
+        factor: (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000),
+        resting: (b.restingSteps - a.restingSteps) / Math.max(1, b.steps - a.steps),
+      };
     };
     try {
       for (const m of server.robot.motors) m.set('compliant', false);
       // In sim time, so that the robot never comes to rest whatever the speed.
-      const moving = new AbortController();
+      const stepping = new AbortController();
       const mover = (async () => {
-        for (let k = 0; !moving.signal.aborted; k++) {
+        for (let k = 0; !stepping.signal.aborted; k++) {
           for (const m of server.robot.motors) m.set('goalPosition', k % 2 === 0 ? 15 : -15);
-          await server.backend.clock.sleep(0.4, moving.signal).catch(() => undefined);
+          await server.backend.clock.sleep(0.4, stepping.signal).catch(() => undefined);
         }
       })();
       await new Promise((r) => setTimeout(r, 500));
-      const movingFactor = await factor();
-      moving.abort();
+      const moving = await measure();
+      stepping.abort();
       await mover;
       for (const m of server.robot.motors) m.set('goalPosition', 0);
       await new Promise((r) => setTimeout(r, 2000));
-      const still = await factor();
-      out.push({ robot, moving: movingFactor, still, stillResting: resting });
+      const still = await measure();
+      out.push({ robot, moving: moving.factor, still: still.factor, stillResting: still.resting });
     } finally {
       await server.close();
     }

@@ -164,11 +164,11 @@ describe('sim contacts', function () {
       await s.close();
     }
   });
+
   it("a hand brought to the face stops on the Torso's head, the real part's size", async () => {
     const s = await simServer('torso');
     try {
-      for (const m of s.robot.motors)
-        await s.post(`/motors/${m.name}/registers/compliant/value.json`, 'false');
+      await s.post('/sim/motors/compliant.json', { compliant: false });
       await s.advance(0.2);
       // The forearm folded up in front of the face: its goal pose puts it 58 mm into the head.
       await untilAnswered(

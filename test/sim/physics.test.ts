@@ -154,7 +154,7 @@ describe('sim physics (Ergo Jr)', function () {
     const s = await simServer('ergo-jr');
     try {
       const motors = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
-      for (const m of motors) await setValue(s, m, 'compliant', false);
+      await s.post('/sim/motors/compliant.json', { compliant: false });
       for (const goal of [15, -15, 15, 0]) {
         await s.post('/motors/goto.json', { motors, positions: motors.map(() => goal), duration: 0.3 });
         await s.advance(0.4);

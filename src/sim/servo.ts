@@ -22,8 +22,13 @@ import { RobotError } from '../core/errors.ts';
 import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
-/** Speed (rad/s, 0.06 deg/s) both sides of a sign change must exceed to count as a reversal (see withFriction). */
+/** Speed (rad/s, 0.06 deg/s) both sides of a sign change must exceed to count as a reversal (see step). */
 const REVERSAL_SPEED = 1e-3;
+/**
+ * How far (rad, 0.1 degree) a joint the gearbox holds can be pushed before it slips: the friction motor's anchor
+ * trails the joint beyond it (see the physics world), and the servo takes the joint back as sliding.
+ */
+export const GEARBOX_SLACK = 0.1 * (Math.PI / 180);
 const AMBIENT_C = 25;
 /** Thermal model: capacity J/K and resistance K/W to ambient (time constant ~5 min). */
 const THERMAL_CAPACITY = 30;
@@ -54,59 +59,21 @@ export interface DriveCommand {
   readonly damping: number;
   /** The motor torque (N.m) the law gives at this step's angle and speed (what the firmware reports). */
   readonly motorTorque: number;
-  /** Gearbox friction budget (N.m, >= 0); with the torque on it is already folded into the law. */
+  /** Gearbox friction budget (N.m, >= 0); sliding with the torque on, it is already folded into the law. */
   readonly frictionBudget: number;
   /**
    * Torque off: the law is void and the physics applies the friction alone, stopping the joint whenever the budget
    * can and letting it slide otherwise.
    */
   readonly limp: boolean;
-}
-
-type Law = Pick<DriveCommand, 'target' | 'targetVelocity' | 'stiffness' | 'damping'>;
-
-/**
- * The gearbox friction folded into the motor's law, so that one implicit motor carries both. When the budget can stop
- * the joint within this step (the motor and the load, plus what it takes to stop the armature's own motion) the joint
- * sticks: the law then balances the load exactly. Otherwise the budget opposes the motion (or, at rest, the net
- * torque) as a constant torque taken off the law. A joint whose speed changed sign since the last step passed through
- * rest: it sticks if the friction at zero speed (`staticBudget`, >= 0 then) holds the net torque at rest (Karnopp's
- * stick condition).
- */
-function withFriction(
-  law: Law,
-  q: number,
-  dq: number,
-  load: number,
-  budget: number,
-  stopping: number,
-  stuckAt: number,
-  staticBudget: number,
-): Law & { stuck: boolean } {
-  const spring = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - dq);
-  const net = spring + load;
-  // Plain objects of one shape, no spreads: this runs for every servo at every physics step.
-  const out = {
-    target: law.target,
-    targetVelocity: law.targetVelocity,
-    stiffness: law.stiffness,
-    damping: law.damping,
-    stuck: false,
-  };
-  if (Math.abs(net + stopping * dq) <= budget || Math.abs(net + law.damping * dq) <= staticBudget) {
-    // Held where it stuck (not where it is now: re-anchoring each step would let the solver's residue creep).
-    const at = Number.isNaN(stuckAt) ? q : stuckAt;
-    out.stuck = true;
-    if (law.stiffness > 0) {
-      out.target = at - load / law.stiffness;
-      out.targetVelocity = 0;
-    } else out.targetVelocity = -load / law.damping;
-    return out;
-  }
-  const friction = -Math.sign(net + stopping * dq) * budget;
-  if (law.stiffness > 0) out.target += friction / law.stiffness;
-  else out.targetVelocity += friction / law.damping;
-  return out;
+  /**
+   * Torque on and the gearbox stuck: the law is void; the physics applies the friction as when limp (capped at the
+   * budget at rest) and the motor's torque beside it as a constant. The friction is then a constraint solved with the
+   * contacts and the other joints, so it holds against what the servo cannot see: a forearm pressed on the table
+   * pushes the bust through the arm. Folded into the law as a torque predicted from gravity alone, it let that push
+   * through, flipping every step: a still Torso's bust read present_speed -27 deg/s.
+   */
+  readonly held: boolean;
 }
 
 export interface ServoOptions {
@@ -136,14 +103,14 @@ export class SimServo {
   #setpoint = 0; // rad, where the speed-limited profile is now
   #integral = 0; // rad.s
   #lastQdot = 0; // rad/s, the joint's speed at the last step
+  /** Where the gearbox took hold of the joint with the torque on (rad), NaN while it slides. */
+  #heldAt = NaN;
   #q = 0;
   #qdot = 0;
   #torque = 0; // N.m the motor is producing
   #temperature = AMBIENT_C;
   #voltage: number;
   #wasEnabled = false;
-  /** Where the gearbox stuck with the torque on (rad), NaN while it slides. */
-  #stuckAt = NaN;
   readonly #stall: number;
 
   constructor(opts: ServoOptions) {
@@ -180,7 +147,7 @@ export class SimServo {
     this.#setpoint = q;
     this.#integral = 0;
     this.#lastQdot = 0;
-    this.#stuckAt = NaN;
+    this.#heldAt = NaN;
     this.goalPosition = degToPosition(this.spec, q / DEG);
   }
 
@@ -266,31 +233,55 @@ export class SimServo {
     this.#heat(dt);
     const budget = frictionBudget(m.friction, qdot, torque, externalTorque);
     if (!enabled) {
-      this.#stuckAt = NaN;
+      this.#heldAt = NaN;
       return {
         target: law.target,
         targetVelocity: law.targetVelocity,
         stiffness: law.stiffness,
         damping: law.damping,
         limp: true,
+        held: false,
         motorTorque: 0,
         frictionBudget: budget,
       };
     }
-    const stopping = inertia / dt; // N.m per rad/s: stopping the joint's motion within this step
-    // The stopping torque assumes the joint's whole inertia answers its motor; in Rapier's impulse solver a light
-    // parent link gives way, so friction that should have stopped the joint overshot zero speed instead and, flipping
-    // sign every step, kept a still, stiff XL-320 (the Ergo Jr's m5) chattering at +-7 deg/s for ever: its
-    // present_speed read -7.33 deg/s. A reversal is a pass through rest, where the friction at zero speed decides.
-    const staticBudget = reversed ? frictionBudget(m.friction, 0, torque, externalTorque) : -1;
-    const held = withFriction(law, q, qdot, externalTorque, budget, stopping, this.#stuckAt, staticBudget);
-    this.#stuckAt = held.stuck ? (Number.isNaN(this.#stuckAt) ? q : this.#stuckAt) : NaN;
+    // Whether the gearbox holds the joint this step. It takes hold when the budget can stop the joint within the step
+    // (the net torque of the law and the load, plus what it takes to stop the joint's motion), or when the joint's
+    // speed changed sign since the last step: it passed through rest. The stopping torque assumes the joint's whole
+    // inertia answers its motor; in Rapier's impulse solver a light parent link gives way, so a predicted stop
+    // overshot zero speed instead and, the friction flipping sign every step, a still, stiff XL-320 (the Ergo Jr's
+    // m5) chattered at +-7 deg/s for ever. Once held, the joint stays held until it is pushed past the slack: the
+    // friction motor then gave way (a motor or a load stronger than the budget). What holds it is then the physics,
+    // which sees the contacts and the other joints that the prediction does not.
+    const stopping = inertia / dt; // N.m per rad/s
+    const net = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - qdot) + externalTorque;
+    const stays = Math.abs(q - this.#heldAt) < GEARBOX_SLACK;
+    if (stays || reversed || Math.abs(net + stopping * qdot) <= budget) {
+      if (!stays) this.#heldAt = q;
+      // The motor's torque at rest, and the friction it loads the gearbox with: the back-EMF of the solver's residue
+      // about a held joint is not motion, and fed back as an explicit torque (and a cap) it kept the residue going.
+      const atRest = law.stiffness * (law.target - q) + law.damping * law.targetVelocity;
+      return {
+        target: law.target,
+        targetVelocity: law.targetVelocity,
+        stiffness: law.stiffness,
+        damping: law.damping,
+        limp: false,
+        held: true,
+        motorTorque: atRest,
+        frictionBudget: frictionBudget(m.friction, 0, atRest, externalTorque),
+      };
+    }
+    this.#heldAt = NaN;
+    // Sliding: the budget opposes the motion (or, at rest, the net torque) as a constant torque taken off the law.
+    const friction = -Math.sign(net + stopping * qdot) * budget;
     return {
-      target: held.target,
-      targetVelocity: held.targetVelocity,
-      stiffness: held.stiffness,
-      damping: held.damping,
+      target: law.stiffness > 0 ? law.target + friction / law.stiffness : law.target,
+      targetVelocity: law.stiffness > 0 ? law.targetVelocity : law.targetVelocity + friction / law.damping,
+      stiffness: law.stiffness,
+      damping: law.damping,
       limp: false,
+      held: false,
       motorTorque: torque,
       frictionBudget: budget,
     };

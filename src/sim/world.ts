@@ -3,15 +3,16 @@
  * collision shapes as colliders, one revolute impulse joint per URDF joint, and the table or floor under it.
  *
  * Each servo acts through its joint's Rapier motor, solved implicitly with the other constraints (light links in a
- * chain make explicit torques unstable): with the torque on, the servo's motor law of the step (spring-damper or
- * back-EMF line, gearbox friction folded in, see DriveCommand); limp, the gearbox friction alone, capped at the
- * friction budget (SERVO-MODELS.md §2).
+ * chain make explicit torques unstable): with the torque on and the joint sliding, the servo's motor law of the step
+ * (spring-damper or back-EMF line, gearbox friction folded in, see DriveCommand); limp, or with the gearbox holding
+ * the joint, the gearbox friction as a motor capped at the friction budget (SERVO-MODELS.md §2), the held motor's
+ * torque beside it as a constant.
  */
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot, UrdfJoint, UrdfShape } from '../urdf/types.ts';
 import type { Contact } from '../core/backend.ts';
 import type { TableConfig } from '../config/robot-config.ts';
-import type { DriveCommand } from './servo.ts';
+import { type DriveCommand, GEARBOX_SLACK } from './servo.ts';
 import {
   type Quat,
   type V3,
@@ -57,14 +58,13 @@ const TOUCHING_GAP = 1e-4;
 /** Barely bouncy: printed parts and servo cases thud. */
 const RESTITUTION = 0.05;
 /**
- * The friction motor: a stiff spring-damper towards an anchor angle that follows the joint within STICK_SLACK, capped
+ * The friction motor: a stiff spring-damper towards an anchor angle that follows the joint within GEARBOX_SLACK, capped
  * at the friction budget. Sliding, the anchor trails the joint and the cap makes it a Coulomb-viscous drag; stuck, it
  * holds the joint where it stopped, where a velocity motor alone lets the solver's residue creep. Damping (N.m.s/rad)
  * and stiffness (N.m/rad) are large against every link's inertia over one step, so the cap is what limits them.
  */
 const FRICTION_MOTOR_DAMPING = 1e4;
 const FRICTION_MOTOR_STIFFNESS = 5e6;
-const STICK_SLACK = 0.1 * (Math.PI / 180);
 /** The motor's force cap with the torque on: the law itself bounds the torque. */
 const UNLIMITED = 1e6;
 /**
@@ -119,9 +119,10 @@ interface JointRuntime {
   stillFrom: number;
   lastBudget: number;
   lastLaw: [number, number, number, number];
-  /** Where the friction motor holds the joint (rad, unwrapped), trailing it within STICK_SLACK. */
+  /** Where the friction motor holds the joint (rad, unwrapped), trailing it within GEARBOX_SLACK. */
   anchor: number;
-  motorTorque: number;
+  /** The motor's torque (N.m) applied beside the friction motor while the gearbox holds the joint; 0 otherwise. */
+  heldTorque: number;
   externalTorque: number;
   /** While the world rests: the drive it rests under (law, force cap, external torque), taken at its first step. */
   restDrive?: { law: [number, number, number, number]; budget: number; torque: number };
@@ -447,7 +448,7 @@ export class PhysicsWorld {
         lastBudget: 0,
         lastLaw: [NaN, NaN, NaN, NaN],
         anchor: start,
-        motorTorque: 0,
+        heldTorque: 0,
         externalTorque: 0,
       });
     }
@@ -549,8 +550,9 @@ export class PhysicsWorld {
 
   /**
    * Applies a servo's drive for the next step on the joint's motor: the servo's law (friction folded in) when the
-   * torque is on; the gearbox friction alone when limp, as a stiff spring-damper towards an anchor that trails the
-   * joint within STICK_SLACK, capped at the friction budget.
+   * joint slides with the torque on; otherwise the gearbox friction, as a stiff spring-damper towards an anchor that
+   * trails the joint within GEARBOX_SLACK, capped at the friction budget, and the motor's torque, if the torque is on,
+   * applied beside it as a constant torque (held: the motor's law at rest is nearly constant, stable explicit).
    */
   drive(i: number, cmd: DriveCommand): void {
     const j = this.#joints[i]!;
@@ -560,12 +562,14 @@ export class PhysicsWorld {
     const rapierQ = q - turn * Math.round(q / turn);
     let law: [number, number, number, number];
     let maxForce: number;
-    if (cmd.limp) {
-      j.anchor = Math.min(q + STICK_SLACK, Math.max(q - STICK_SLACK, j.anchor));
+    if (cmd.limp || cmd.held) {
+      j.anchor = Math.min(q + GEARBOX_SLACK, Math.max(q - GEARBOX_SLACK, j.anchor));
       law = [rapierQ + (j.anchor - q), 0, FRICTION_MOTOR_STIFFNESS, FRICTION_MOTOR_DAMPING];
       maxForce = Math.max(0, cmd.frictionBudget);
+      j.heldTorque = cmd.held ? cmd.motorTorque : 0;
     } else {
       j.anchor = q;
+      j.heldTorque = 0;
       law = [rapierQ + (cmd.target - q), cmd.targetVelocity, cmd.stiffness, cmd.damping];
       maxForce = UNLIMITED;
     }
@@ -597,7 +601,11 @@ export class PhysicsWorld {
     const rest = j.restDrive;
     const law = j.lastLaw;
     if (!rest) {
-      j.restDrive = { law: [law[0], law[1], law[2], law[3]], budget: j.lastBudget, torque: j.externalTorque };
+      j.restDrive = {
+        law: [law[0], law[1], law[2], law[3]],
+        budget: j.lastBudget,
+        torque: j.externalTorque + j.heldTorque,
+      };
       return;
     }
     if (
@@ -606,7 +614,7 @@ export class PhysicsWorld {
       !near(law[2], rest.law[2], 0) ||
       !near(law[3], rest.law[3], 0) ||
       !near(j.lastBudget, rest.budget, 0) ||
-      !near(j.externalTorque, rest.torque, REST_TORQUE)
+      !near(j.externalTorque + j.heldTorque, rest.torque, REST_TORQUE)
     )
       this.#wake();
   }
@@ -639,7 +647,7 @@ export class PhysicsWorld {
     // motor's cap is budget x substep; an impulse given all at once up front would slip past it in the first substep.
     for (const b of this.#bodies.values()) if (b.isDynamic()) b.resetTorques(false);
     for (const j of this.#joints) {
-      const torque = j.externalTorque;
+      const torque = j.externalTorque + j.heldTorque;
       if (torque === 0) continue;
       const axis = this.#axis(j);
       j.child.addTorque({ x: axis[0] * torque, y: axis[1] * torque, z: axis[2] * torque }, true);
@@ -683,7 +691,7 @@ export class PhysicsWorld {
       j.anchor = j.unwrapped;
       j.axisNow = undefined;
       j.speed = 0;
-      j.motorTorque = 0;
+      j.heldTorque = 0;
     }
     this.#contacts = undefined;
     this.#comsFresh = false;

@@ -9,8 +9,11 @@ import {
 import { simServer, untilAnswered, type TestServer } from '../helpers.ts';
 
 const MOTORS = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
-/** Sim seconds for the servos' I term to grind in the sag of a posture (measured: about 4). */
-const SETTLE_S = 5;
+/**
+ * Sim seconds for the servos' I term to grind in the sag of a posture. Measured: 4 to 7. A joint the gearbox holds 3
+ * degrees off (the curious posture's m3, fallen past its goal under the arm's weight) grinds for 5 s before it lets go.
+ */
+const SETTLE_S = 10;
 
 describe('primitives: Ergo Jr behaviours', function () {
   let s: TestServer;
@@ -34,10 +37,10 @@ describe('primitives: Ergo Jr behaviours', function () {
       expect(s.primitives.get(name).state, name).to.equal('stopped');
       for (const m of MOTORS) expect(goal(m), `${name} ${m} goal`).to.be.closeTo(p.pose[m]!, 0.5);
       expect(leds(), name).to.deep.equal(MOTORS.map(() => 'off'));
-      // The XL-320s sag under the arm (m2 up to 9 degrees at the end of the goto, at pypot's 70 % torque limit) until
+      // The XL-320s sag under the arm (m2 up to 11 degrees at the end of the goto, at pypot's 70 % torque limit) until
       // the I term grinds the error in.
       await s.advance(SETTLE_S);
-      for (const m of MOTORS) expect(pos(m), `${name} ${m}`).to.be.closeTo(p.pose[m]!, 3);
+      for (const m of MOTORS) expect(pos(m), `${name} ${m}`).to.be.closeTo(p.pose[m]!, 1);
     }
   });
 

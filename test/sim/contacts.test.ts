@@ -165,6 +165,44 @@ describe('sim contacts', function () {
     }
   });
 
+  it('a stiff Torso pressing its forearm on the table stays still: every motor reads present_speed 0', async () => {
+    const s = await simServer('torso');
+    try {
+      await s.post('/sim/motors/compliant.json', { compliant: false });
+      await s.advance(0.2);
+      // The arm swung forward and down past the table: the forearm presses on it, and through the arm on the bust.
+      const shoulder = (await positions(s)).l_shoulder_y!;
+      await untilAnswered(
+        s,
+        s.post('/motors/goto.json', {
+          motors: ['l_shoulder_y'],
+          positions: [shoulder + 40],
+          duration: 0.5,
+          wait: true,
+        }),
+      );
+      await s.advance(2);
+      const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
+      expect(onTable.map((c) => (c.a === 'table' ? c.b : c.a))).to.include('l_forearm');
+      // Before the gearbox held as a constraint, the bust's friction flipped every step against the push it could not
+      // see: bust_x read -27 deg/s, bust_y +10, on a robot that was not moving.
+      for (let k = 0; k < 10; k++) {
+        await s.advance(0.05);
+        const speeds = json(await s.get('/motors/registers/present_speed/list.json')).present_speed as Record<
+          string,
+          number
+        >;
+        for (const [motor, speed] of Object.entries(speeds))
+          expect(Math.abs(speed), motor).to.be.below(DEG_S_STILL);
+      }
+      const resting = s.backend.simulation!.stats().restingSteps;
+      await s.advance(0.5);
+      expect(s.backend.simulation!.stats().restingSteps, 'the world rests').to.be.above(resting);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("a hand brought to the face stops on the Torso's head, the real part's size", async () => {
     const s = await simServer('torso');
     try {

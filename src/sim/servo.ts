@@ -74,6 +74,13 @@ export interface DriveCommand {
    * through, flipping every step: a still Torso's bust read present_speed -27 deg/s.
    */
   readonly held: boolean;
+  /**
+   * Held, but the motor's torque at rest and the load are more than the budget: the gearbox drags as the joint slips,
+   * and the physics lets its friction follow the joint instead of pulling it back to where it took hold. Pulled back,
+   * a joint whose I term had just overcome the budget crept a hair past a count's edge and was sprung back over it,
+   * and its integral turned to and fro there for ever: the Humanoid's head_z never let its world rest.
+   */
+  readonly slipping: boolean;
 }
 
 export interface ServoOptions {
@@ -241,6 +248,7 @@ export class SimServo {
         damping: law.damping,
         limp: true,
         held: false,
+        slipping: false,
         motorTorque: 0,
         frictionBudget: budget,
       };
@@ -261,6 +269,7 @@ export class SimServo {
       // The motor's torque at rest, and the friction it loads the gearbox with: the back-EMF of the solver's residue
       // about a held joint is not motion, and fed back as an explicit torque (and a cap) it kept the residue going.
       const atRest = law.stiffness * (law.target - q) + law.damping * law.targetVelocity;
+      const heldBudget = frictionBudget(m.friction, 0, atRest, externalTorque);
       return {
         target: law.target,
         targetVelocity: law.targetVelocity,
@@ -268,8 +277,9 @@ export class SimServo {
         damping: law.damping,
         limp: false,
         held: true,
+        slipping: Math.abs(atRest + externalTorque) > heldBudget,
         motorTorque: atRest,
-        frictionBudget: frictionBudget(m.friction, 0, atRest, externalTorque),
+        frictionBudget: heldBudget,
       };
     }
     this.#heldAt = NaN;
@@ -282,6 +292,7 @@ export class SimServo {
       damping: law.damping,
       limp: false,
       held: false,
+      slipping: false,
       motorTorque: torque,
       frictionBudget: budget,
     };

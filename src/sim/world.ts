@@ -60,8 +60,10 @@ const RESTITUTION = 0.05;
 /**
  * The friction motor: a stiff spring-damper towards an anchor angle that follows the joint within GEARBOX_SLACK, capped
  * at the friction budget. Sliding, the anchor trails the joint and the cap makes it a Coulomb-viscous drag; stuck, it
- * holds the joint where it stopped, where a velocity motor alone lets the solver's residue creep. Damping (N.m.s/rad)
- * and stiffness (N.m/rad) are large against every link's inertia over one step, so the cap is what limits them.
+ * holds the joint where it stopped, where a velocity motor alone lets the solver's residue creep. A held joint that the
+ * servo says slips (its motor and load beyond the budget) has the anchor follow it exactly, so that friction never
+ * springs it back across the slack once the push is gone. Damping (N.m.s/rad) and stiffness (N.m/rad) are large
+ * against every link's inertia over one step, so the cap is what limits them.
  */
 const FRICTION_MOTOR_DAMPING = 1e4;
 const FRICTION_MOTOR_STIFFNESS = 5e6;
@@ -121,6 +123,8 @@ interface JointRuntime {
   lastLaw: [number, number, number, number];
   /** Where the friction motor holds the joint (rad, unwrapped), trailing it within GEARBOX_SLACK. */
   anchor: number;
+  /** The last drive said the held joint slips (DriveCommand.slipping). */
+  slipped: boolean;
   /** The motor's torque (N.m) applied beside the friction motor while the gearbox holds the joint; 0 otherwise. */
   heldTorque: number;
   externalTorque: number;
@@ -448,6 +452,7 @@ export class PhysicsWorld {
         lastBudget: 0,
         lastLaw: [NaN, NaN, NaN, NaN],
         anchor: start,
+        slipped: false,
         heldTorque: 0,
         externalTorque: 0,
       });
@@ -563,12 +568,16 @@ export class PhysicsWorld {
     let law: [number, number, number, number];
     let maxForce: number;
     if (cmd.limp || cmd.held) {
-      j.anchor = Math.min(q + GEARBOX_SLACK, Math.max(q - GEARBOX_SLACK, j.anchor));
+      // Slipping, the friction follows the joint; the step after, it takes hold where the joint is now.
+      const follow = cmd.slipping || j.slipped;
+      j.anchor = follow ? q : Math.min(q + GEARBOX_SLACK, Math.max(q - GEARBOX_SLACK, j.anchor));
+      j.slipped = cmd.slipping;
       law = [rapierQ + (j.anchor - q), 0, FRICTION_MOTOR_STIFFNESS, FRICTION_MOTOR_DAMPING];
       maxForce = Math.max(0, cmd.frictionBudget);
       j.heldTorque = cmd.held ? cmd.motorTorque : 0;
     } else {
       j.anchor = q;
+      j.slipped = false;
       j.heldTorque = 0;
       law = [rapierQ + (cmd.target - q), cmd.targetVelocity, cmd.stiffness, cmd.damping];
       maxForce = UNLIMITED;
@@ -689,6 +698,7 @@ export class PhysicsWorld {
     for (const j of this.#joints) {
       j.unwrapped = all.get(j.urdf.name)!;
       j.anchor = j.unwrapped;
+      j.slipped = false;
       j.axisNow = undefined;
       j.speed = 0;
       j.heldTorque = 0;

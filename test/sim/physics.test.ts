@@ -1,6 +1,9 @@
 /** Physics checks that a fake (a motor that teleports to its goal) would fail. */
 import { expect } from 'chai';
 import { simServer, setValue, value, untilAnswered, json, type TestServer } from '../helpers.ts';
+import { PhysicsWorld, initRapier } from '../../src/sim/world.ts';
+import { type DriveCommand, GEARBOX_SLACK } from '../../src/sim/servo.ts';
+import type { UrdfRobot } from '../../src/urdf/types.ts';
 
 describe('sim physics (Torso)', function () {
   let s: TestServer;
@@ -177,6 +180,75 @@ describe('sim physics (Ergo Jr)', function () {
       }
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('sim gearbox friction in the physics world', function () {
+  /** One joint about x carrying a 50 g ball 5 cm out, no gravity: only the drive turns it. */
+  async function oneJoint(): Promise<PhysicsWorld> {
+    await initRapier();
+    const urdf: UrdfRobot = {
+      name: 'one',
+      root: 'stand',
+      links: new Map([
+        ['stand', { name: 'stand', visuals: [], collisions: [] }],
+        [
+          'arm',
+          {
+            name: 'arm',
+            visuals: [],
+            collisions: [],
+            inertial: { mass: 0.05, com: [0, 0, -0.05], inertia: [1e-7, 0, 0, 1e-7, 0, 1e-7] },
+          },
+        ],
+      ]),
+      joints: [
+        {
+          name: 'q',
+          type: 'continuous',
+          parent: 'stand',
+          child: 'arm',
+          xyz: [0, 0, 0],
+          rpy: [0, 0, 0],
+          axis: [1, 0, 0],
+        },
+      ],
+    };
+    return PhysicsWorld.create(urdf, { dt: 0.002, armature: new Map([['q', 0.001163]]), gravity: 0 });
+  }
+  const held = (motorTorque: number, slipping: boolean): DriveCommand => ({
+    target: 0,
+    targetVelocity: 0,
+    stiffness: 0,
+    damping: 0,
+    limp: false,
+    held: true,
+    slipping,
+    motorTorque,
+    frictionBudget: 0.05,
+  });
+
+  it('a held joint that slipped stays where it slipped: friction does not spring it back', async () => {
+    const world = await oneJoint();
+    try {
+      const run = (cmd: DriveCommand, steps: number) => {
+        for (let k = 0; k < steps; k++) {
+          world.drive(0, cmd);
+          world.step();
+        }
+      };
+      run(held(0.02, false), 100);
+      expect(Math.abs(world.angle(0))).to.be.below(1e-6);
+      // The motor overcomes the budget for 10 ms: the joint slips, within the friction motor's slack.
+      run(held(0.08, true), 5);
+      const slipped = world.angle(0);
+      expect(slipped).to.be.within(2e-4, GEARBOX_SLACK);
+      // Back under the budget: it stops there. Anchored where it took hold, it was pulled back to 0.
+      run(held(0.02, false), 200);
+      expect(world.angle(0)).to.be.closeTo(slipped, 0.05 * slipped);
+    } finally {
+      world.free();
     }
   });
 });

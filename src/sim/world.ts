@@ -304,6 +304,11 @@ export class PhysicsWorld {
   /** Body masses (kg), constant, in body-list order. */
   readonly #masses: number[];
   readonly #comCache: Float64Array;
+  /** Per joint, the body-list index of its child and of its parent (-1: fixed), for the torques applied each step. */
+  readonly #jointBodies: Int32Array;
+  /** This step's applied torque per body (x, y, z in body-list order), and whether each body carries one in Rapier. */
+  readonly #torques: Float64Array;
+  readonly #torqued: Uint8Array;
   #comsFresh = false;
   #freed = false;
   /** Steps in a row with everything still, whether the world rests (see REST_STEPS), and the steps it skipped so. */
@@ -338,6 +343,14 @@ export class PhysicsWorld {
     // Rapier settles mass properties in its first step: read them from the descriptions' totals then.
     this.#masses = parts.masses;
     this.#comCache = new Float64Array(3 * this.#bodyList.length);
+    this.#jointBodies = new Int32Array(
+      parts.joints.flatMap((j) => [
+        this.#bodyList.indexOf(j.child),
+        j.parent.isDynamic() ? this.#bodyList.indexOf(j.parent) : -1,
+      ]),
+    );
+    this.#torques = new Float64Array(3 * this.#bodyList.length);
+    this.#torqued = new Uint8Array(this.#bodyList.length);
   }
 
   static async create(urdf: UrdfRobot, opts: WorldOptions): Promise<PhysicsWorld> {
@@ -654,15 +667,7 @@ export class PhysicsWorld {
     }
     // The hand's torques as forces, not impulses: Rapier applies forces in each of its substeps, where the friction
     // motor's cap is budget x substep; an impulse given all at once up front would slip past it in the first substep.
-    for (const b of this.#bodies.values()) if (b.isDynamic()) b.resetTorques(false);
-    for (const j of this.#joints) {
-      const torque = j.externalTorque + j.heldTorque;
-      if (torque === 0) continue;
-      const axis = this.#axis(j);
-      j.child.addTorque({ x: axis[0] * torque, y: axis[1] * torque, z: axis[2] * torque }, true);
-      if (j.parent.isDynamic())
-        j.parent.addTorque({ x: -axis[0] * torque, y: -axis[1] * torque, z: -axis[2] * torque }, true);
-    }
+    this.#applyTorques();
     this.#world.step();
     this.#comsFresh = false;
     let still = this.#restWhenStill;
@@ -678,6 +683,44 @@ export class PhysicsWorld {
     if (this.#stillSteps >= REST_STEPS) {
       this.#resting = true;
       for (const j of this.#joints) j.speed = 0;
+    }
+  }
+
+  /**
+   * The joints' explicit torques (the hand, held motors) summed per body, then handed to Rapier once per body: a Torso
+   * holding every joint would otherwise cost two Rapier calls (each allocating a vector) per joint per step. A body
+   * that carried a torque and carries none now is reset.
+   */
+  #applyTorques(): void {
+    const t = this.#torques;
+    t.fill(0);
+    let any = false;
+    for (let i = 0; i < this.#joints.length; i++) {
+      const j = this.#joints[i]!;
+      const torque = j.externalTorque + j.heldTorque;
+      if (torque === 0) continue;
+      any = true;
+      // The axis where the last step left it (measured then), unless a teleport since.
+      const axis = j.axisNow ?? this.#axis(j);
+      const child = 3 * this.#jointBodies[2 * i]!;
+      const parent = this.#jointBodies[2 * i + 1]!;
+      for (let k = 0; k < 3; k++) {
+        const part = axis[k]! * torque;
+        t[child + k] = t[child + k]! + part;
+        if (parent >= 0) t[3 * parent + k] = t[3 * parent + k]! - part;
+      }
+    }
+    if (!any && !this.#torqued.includes(1)) return;
+    for (let b = 0; b < this.#bodyList.length; b++) {
+      const x = t[3 * b]!;
+      const y = t[3 * b + 1]!;
+      const z = t[3 * b + 2]!;
+      const has = x !== 0 || y !== 0 || z !== 0;
+      if (!has && !this.#torqued[b]) continue;
+      const body = this.#bodyList[b]!;
+      body.resetTorques(false);
+      if (has) body.addTorque({ x, y, z }, true);
+      this.#torqued[b] = has ? 1 : 0;
     }
   }
 

@@ -24,8 +24,8 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     await server.untilAnswered(
       server.post('/motors/goto.json', { motors, positions, duration: 0.5, wait: true }),
     );
-    // The arm's weight sags it through the XL-320s' dead band for 2-3 s after the move, then their I term grinds it
-    // back over seconds more (m2 from -96.9 at 3 s to -89.9 at 9.5 s): the camera moves meanwhile. A shown card is
+    // The arm's weight sags it into the XL-320s' dead band, then their I term grinds it back over seconds (at 81b342a
+    // m2 stays at -92.5 for 6 s after the move and is at -89.9 by 11 s): the camera moves meanwhile. A shown card is
     // looked for a detector period later, so wait until the arm has stopped (positions unchanged over a second).
     let last = '';
     for (let t = 0; t < 30; t += 1) {

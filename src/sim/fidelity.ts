@@ -60,11 +60,12 @@ function setUp(servo: SimServo): void {
   servo.angleLimit = [0, servo.spec.positionSteps - 1];
 }
 
-/** The pendulum in the physics world, stepped as the twin steps (2 ms). */
-export async function runTwin(model: ModelName, load: Pendulum, program: Program, dt = 0.002): Promise<Run> {
-  const spec = modelSpec(model);
-  const m = servoModel(spec);
-  const urdf: UrdfRobot = {
+/**
+ * One continuous joint about x, from a fixed stand to an arm whose mass sits `length` below the axis at zero (a small
+ * ball rather than a true point, so that no axis has zero inertia).
+ */
+export function pendulumUrdf(mass: number, length: number): UrdfRobot {
+  return {
     name: 'bench',
     root: 'stand',
     links: new Map([
@@ -75,12 +76,7 @@ export async function runTwin(model: ModelName, load: Pendulum, program: Program
           name: 'arm',
           visuals: [],
           collisions: [],
-          inertial: {
-            mass: load.mass,
-            com: [0, 0, -load.length],
-            // A small ball rather than a true point, so that no axis has zero inertia.
-            inertia: [1e-7, 0, 0, 1e-7, 0, 1e-7],
-          },
+          inertial: { mass, com: [0, 0, -length], inertia: [1e-7, 0, 0, 1e-7, 0, 1e-7] },
         },
       ],
     ]),
@@ -96,6 +92,13 @@ export async function runTwin(model: ModelName, load: Pendulum, program: Program
       },
     ],
   };
+}
+
+/** The pendulum in the physics world, stepped as the twin steps (2 ms). */
+export async function runTwin(model: ModelName, load: Pendulum, program: Program, dt = 0.002): Promise<Run> {
+  const spec = modelSpec(model);
+  const m = servoModel(spec);
+  const urdf = pendulumUrdf(load.mass, load.length);
   const world = await PhysicsWorld.create(urdf, {
     dt,
     armature: new Map([['q', m.armature]]),

@@ -1,9 +1,9 @@
 /** Physics checks that a fake (a motor that teleports to its goal) would fail. */
 import { expect } from 'chai';
 import { simServer, setValue, value, untilAnswered, json, type TestServer } from '../helpers.ts';
-import { PhysicsWorld, initRapier } from '../../src/sim/world.ts';
+import { PhysicsWorld } from '../../src/sim/world.ts';
+import { pendulumUrdf } from '../../src/sim/fidelity.ts';
 import { type DriveCommand, GEARBOX_SLACK } from '../../src/sim/servo.ts';
-import type { UrdfRobot } from '../../src/urdf/types.ts';
 
 describe('sim physics (Torso)', function () {
   let s: TestServer;
@@ -187,34 +187,7 @@ describe('sim physics (Ergo Jr)', function () {
 describe('sim gearbox friction in the physics world', function () {
   /** One joint about x carrying a 50 g ball 5 cm out, no gravity: only the drive turns it. */
   async function oneJoint(): Promise<PhysicsWorld> {
-    await initRapier();
-    const urdf: UrdfRobot = {
-      name: 'one',
-      root: 'stand',
-      links: new Map([
-        ['stand', { name: 'stand', visuals: [], collisions: [] }],
-        [
-          'arm',
-          {
-            name: 'arm',
-            visuals: [],
-            collisions: [],
-            inertial: { mass: 0.05, com: [0, 0, -0.05], inertia: [1e-7, 0, 0, 1e-7, 0, 1e-7] },
-          },
-        ],
-      ]),
-      joints: [
-        {
-          name: 'q',
-          type: 'continuous',
-          parent: 'stand',
-          child: 'arm',
-          xyz: [0, 0, 0],
-          rpy: [0, 0, 0],
-          axis: [1, 0, 0],
-        },
-      ],
-    };
+    const urdf = pendulumUrdf(0.05, 0.05);
     return PhysicsWorld.create(urdf, { dt: 0.002, armature: new Map([['q', 0.001163]]), gravity: 0 });
   }
   const held = (motorTorque: number, slipping: boolean): DriveCommand => ({

@@ -160,8 +160,9 @@ export class SimServo {
 
   /**
    * One physics step: measured angle and speed, the external (gravity) torque about the axis and the inertia the
-   * joint moves, in; the motor's law with its friction out. Angles are the joint's own (never wrapped): a goal 280 degrees away is driven 280
-   * degrees the way the firmware counts, never the short way round.
+   * joint moves, in; the motor's law with its friction out, or the gearbox holding the joint. Angles are the joint's
+   * own (never wrapped): a goal 280 degrees away is driven 280 degrees the way the firmware counts, never the short
+   * way round.
    */
   step(dt: number, q: number, qdot: number, externalTorque = 0, inertia = this.model.armature): DriveCommand {
     this.#q = q;

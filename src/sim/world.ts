@@ -128,7 +128,7 @@ interface JointRuntime {
   /** The motor's torque (N.m) applied beside the friction motor while the gearbox holds the joint; 0 otherwise. */
   heldTorque: number;
   externalTorque: number;
-  /** While the world rests: the drive it rests under (law, force cap, external torque), taken at its first step. */
+  /** While the world rests: the drive it rests under (law, force cap, applied torque), taken at its first step. */
   restDrive?: { law: [number, number, number, number]; budget: number; torque: number };
 }
 
@@ -626,7 +626,7 @@ export class PhysicsWorld {
       j.restDrive = {
         law: [law[0], law[1], law[2], law[3]],
         budget: j.lastBudget,
-        torque: j.externalTorque + j.heldTorque,
+        torque: appliedTorque(j),
       };
       return;
     }
@@ -636,7 +636,7 @@ export class PhysicsWorld {
       !near(law[2], rest.law[2], 0) ||
       !near(law[3], rest.law[3], 0) ||
       !near(j.lastBudget, rest.budget, 0) ||
-      !near(j.externalTorque + j.heldTorque, rest.torque, REST_TORQUE)
+      !near(appliedTorque(j), rest.torque, REST_TORQUE)
     )
       this.#wake();
   }
@@ -697,7 +697,7 @@ export class PhysicsWorld {
     let any = false;
     for (let i = 0; i < this.#joints.length; i++) {
       const j = this.#joints[i]!;
-      const torque = j.externalTorque + j.heldTorque;
+      const torque = appliedTorque(j);
       if (torque === 0) continue;
       any = true;
       // The axis where the last step left it (measured then), unless a teleport since.
@@ -808,6 +808,11 @@ export class PhysicsWorld {
     this.#freed = true;
     this.#world.free();
   }
+}
+
+/** The torque (N.m) applied explicitly about a joint's axis each step: the hand's, and a held motor's. */
+function appliedTorque(j: JointRuntime): number {
+  return j.externalTorque + j.heldTorque;
 }
 
 /** a and b within `floor` of each other, or within REST_RELATIVE of the larger. */

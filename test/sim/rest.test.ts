@@ -103,8 +103,8 @@ describe('sim: the world at rest', function () {
     // bd1bfbf, both worlds still afterwards). Before that commit the bust chattered there against a friction that could
     // not see the contact; two worlds chattering differed by up to 0.05 degree at any instant.
     // Measured here: 3e-5 degree apart at rest, 0.0003 after the goal, 0.015 after the fall (0.003 and 0.033 before
-    // the gearbox held joints as a constraint; 0.0009 after the fall before a slipping joint stayed where it slipped). Before the stick at a reversal (ae872fb), 0.29 after this goal: a joint
-    // of the world stepped all along chattered.
+    // the gearbox held joints as a constraint; 0.0009 after the fall before a slipping joint stayed where it slipped).
+    // Before the stick at a reversal (ae872fb), 0.29 after this goal: a joint of the world stepped all along chattered.
     const shoulder = a.simulation.stats();
     const id = 41; // l_shoulder_y
     for (const sim of [a, b]) {

@@ -74,7 +74,7 @@ const startupSchema = z.strictObject({
   pid: z.tuple([z.number(), z.number(), z.number()]).optional(),
   torqueLimit: z.number().min(0).max(100).optional(),
   led: z.string().optional(),
-  /** Where the simulated robot starts, user degrees by motor (others at 0): how a real one rests when powered up. */
+  /** Where the twin starts and a reset puts it, limp, user degrees by motor (others at 0): it then settles. */
   pose: z.record(z.string(), z.number()).default({}),
   /** Motors whose compliant_behavior is pypot's 'safe' (Humanoid torso). */
   safeCompliant: z.array(name).default([]),

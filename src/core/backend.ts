@@ -66,7 +66,7 @@ export interface SimulationControls {
   readonly speed: number | 'max' | 'manual';
   /** Moves sim time forward by `seconds`, firing timers in order (the way tests and scenarios drive time). */
   advance(seconds: number): Promise<void>;
-  /** Puts the twin back in its start pose at rest, every servo's torque off and goal there; the hand lets go. */
+  /** The twin back in its start pose, every joint still, every servo's torque off and goal there; the hand lets go. */
   reset(): void;
   /** Puts joints at raw-frame angles (degrees by motor id) at rest, goals there: a teleport, not a move. */
   setPose(rawDeg: ReadonlyMap<number, number>): void;

@@ -390,7 +390,7 @@ export class SimBackend implements Backend {
     return { hand, released };
   }
 
-  /** Back to the start pose at rest, every servo limp with its goal there; the hand lets go. */
+  /** Back to the start pose with every joint still, every servo limp with its goal there; the hand lets go. */
   #reset(): void {
     const world = this.#world;
     if (!world) return;

@@ -156,7 +156,9 @@ export function simRoutes(robot: Robot, sim: SimulationControls): RouteSpec[] {
     route({
       method: 'POST',
       path: '/sim/reset.json',
-      summary: 'sim only: the twin back to its start pose, at rest, every motor compliant; the hand lets go',
+      summary:
+        'sim only: the twin back to its start pose, every joint still and every motor compliant ' +
+        '(limp, it then settles as at start-up); the hand lets go',
       ...marks,
       answer: z.object({ reset: z.boolean(), sim_time: z.number() }),
       handler: () => {

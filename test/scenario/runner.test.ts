@@ -132,6 +132,20 @@ describe('scenario runner', function () {
     expect(text).not.to.match(/^start /m);
   });
 
+  it('every example in scenarios/ passes on its twin, as the README has users run them first', async () => {
+    const files = await findScenarios([path.join(ROOT, 'scenarios')]);
+    const results = await runScenarios(files, { jobs: 2, out: { write: () => true } });
+    expect(results).to.have.length(files.length);
+    const failed = results.flatMap((r) =>
+      r.error
+        ? [`${r.file}: ${r.error}`]
+        : r.checks
+            .filter((c) => c.status !== 'pass')
+            .map((c) => `${r.file}: ${c.name}: ${c.findings.map((f) => f.message).join('; ') || c.summary}`),
+    );
+    expect(failed, failed.join('\n')).to.deep.equal([]);
+  });
+
   it('is deterministic: the same scenario twice gives the same figures', async () => {
     const a = await runScenario(passing, FIXTURES, { file: 'pass' });
     const b = await runScenario(passing, FIXTURES, { file: 'pass' });

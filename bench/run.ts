@@ -11,6 +11,7 @@ import {
 } from './server.ts';
 import { runIkBench } from './ik.ts';
 import { runFidelityBench } from './fidelity.ts';
+import { runArmatureBench } from './armature.ts';
 import { runVisionBench } from './vision.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
@@ -19,6 +20,11 @@ const quick = process.env.BENCH_QUICK === '1';
 /** `npm run bench -- fidelity` runs the servo fidelity table alone. */
 if (process.argv.includes('fidelity')) {
   await runFidelityBench();
+  process.exit(0);
+}
+/** `npm run bench -- armature`: why the armature has an off-axis share (src/sim/world.ts). */
+if (process.argv.includes('armature')) {
+  await runArmatureBench();
   process.exit(0);
 }
 const fmt = (n: number, d = 1) => n.toFixed(d);

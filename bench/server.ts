@@ -249,6 +249,37 @@ export interface FastModeResult {
   readonly stillResting: number;
 }
 
+/** A motor as the fast-mode workload drives it. */
+interface MovingMotor {
+  set(name: 'compliant', value: boolean): void;
+  set(name: 'goalPosition', value: number): void;
+}
+
+/** What the fast-mode workload needs of a robot server: the same in every tree since issue 2 (bench/fast-pair.ts). */
+export interface FastModeTarget {
+  readonly robot: { readonly motors: readonly MovingMotor[] };
+  readonly backend: { readonly clock: { sleep(seconds: number, signal?: AbortSignal): Promise<void> } };
+}
+
+/**
+ * Every motor stiff and stepping between goals 30 degrees apart every 0.4 sim seconds, in sim time so that the robot
+ * never comes to rest whatever the speed: the solver runs every step. Returns how to stop it.
+ */
+export function keepMoving(server: FastModeTarget): () => Promise<void> {
+  for (const m of server.robot.motors) m.set('compliant', false);
+  const stepping = new AbortController();
+  const mover = (async () => {
+    for (let k = 0; !stepping.signal.aborted; k++) {
+      for (const m of server.robot.motors) m.set('goalPosition', k % 2 === 0 ? 15 : -15);
+      await server.backend.clock.sleep(0.4, stepping.signal).catch(() => undefined);
+    }
+  })();
+  return async () => {
+    stepping.abort();
+    await mover;
+  };
+}
+
 /** Sim seconds per wall second with --speed max, control loop and servo models included. */
 export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
   const out: FastModeResult[] = [];
@@ -272,19 +303,10 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       };
     };
     try {
-      for (const m of server.robot.motors) m.set('compliant', false);
-      // In sim time, so that the robot never comes to rest whatever the speed.
-      const stepping = new AbortController();
-      const mover = (async () => {
-        for (let k = 0; !stepping.signal.aborted; k++) {
-          for (const m of server.robot.motors) m.set('goalPosition', k % 2 === 0 ? 15 : -15);
-          await server.backend.clock.sleep(0.4, stepping.signal).catch(() => undefined);
-        }
-      })();
+      const stopMoving = keepMoving(server);
       await new Promise((r) => setTimeout(r, 500));
       const moving = await measure();
-      stepping.abort();
-      await mover;
+      await stopMoving();
       for (const m of server.robot.motors) m.set('goalPosition', 0);
       await new Promise((r) => setTimeout(r, 2000));
       const still = await measure();

@@ -38,7 +38,10 @@ export function initRapier(): Promise<void> {
 export interface WorldOptions {
   /** Fixed physics timestep, seconds. */
   readonly dt: number;
-  /** Armature (reflected motor inertia, kg.m^2) per joint name, added about the joint axis only. */
+  /**
+   * Armature (reflected motor inertia, kg.m^2) per joint name, added to the child link about the joint axis (and
+   * OFF_AXIS_ARMATURE_SHARE of it about the link's other two axes, for the solver).
+   */
   readonly armature: ReadonlyMap<string, number>;
   /** Initial joint angles (rad) by joint name; others start at 0. */
   readonly initialAngles?: ReadonlyMap<string, number>;
@@ -93,11 +96,15 @@ const DEFAULT_GRAVITY = 9.81;
  * iterations (the old model added 100 %). Measured again (2026-11-23) with the servo law, a 60-degree goal on each
  * stiff Torso joint, 0.4 s: with none of this, l_elbow_y moved 0.5-1.7 degrees and l_shoulder_x 9-18 with 4 or 16
  * solver iterations and 1, 4 or 16 internal PGS iterations (at up to 3.4x the step cost); with 3 %, 57 and 19
- * (peaks 335 and 255 deg/s), the other joints alike either way. Rapier's multibody joints (reduced coordinates,
- * which would not need it) have no motor in rapier.js 0.20: the servo law and the friction motor would become
- * explicit torques, not tried.
+ * (peaks 335 and 255 deg/s), the other joints alike either way. `npm run bench -- armature` shows it on a light
+ * four-joint XL-320 chain against a one-joint integration of the same bodies (2026-11-25): 0 % lags the reference by
+ * half and flies apart (joints past 300 degrees) once the base joint moves; 1 % is 4.9 degrees RMS off, 3 % 2.3,
+ * 10 % 1.9, 100 % 5.4. Folding the armature into the joint motor instead (a damper of armature/dt towards the last
+ * speed, nothing in the bodies) made the whole Torso fly apart. Rapier's multibody joints (reduced coordinates) have
+ * no motor, no frame and no coordinate setter in rapier.js 0.20 and 0.21, and their links do not follow their inertia
+ * (the same bench: a multibody pendulum accelerates at 0.005x m g l / I, an impulse joint's at 1.000x).
  */
-const OFF_AXIS_ARMATURE_SHARE = 0.03;
+export const OFF_AXIS_ARMATURE_SHARE = 0.03;
 
 interface JointRuntime {
   readonly urdf: UrdfJoint;

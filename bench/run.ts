@@ -12,6 +12,7 @@ import {
 import { runIkBench } from './ik.ts';
 import { runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
+import { runGotosBench } from './gotos.ts';
 import { runVisionBench } from './vision.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
@@ -25,6 +26,11 @@ if (process.argv.includes('fidelity')) {
 /** `npm run bench -- armature`: why the armature has an off-axis share (src/sim/world.ts). */
 if (process.argv.includes('armature')) {
   await runArmatureBench();
+  process.exit(0);
+}
+/** `npm run bench -- gotos`: how close a goto with wait ends to its target, per robot. */
+if (process.argv.includes('gotos')) {
+  await runGotosBench();
   process.exit(0);
 }
 const fmt = (n: number, d = 1) => n.toFixed(d);

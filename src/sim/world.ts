@@ -101,8 +101,8 @@ const DEFAULT_GRAVITY = 9.81;
  * half and flies apart (joints past 300 degrees) once the base joint moves; 1 % is 4.9 degrees RMS off, 3 % 2.3,
  * 10 % 1.9, 100 % 5.4. Folding the armature into the joint motor instead (a damper of armature/dt towards the last
  * speed, nothing in the bodies) made the whole Torso fly apart. Rapier's multibody joints (reduced coordinates) have
- * no motor, no frame and no coordinate setter in rapier.js 0.20 and 0.21, and their links do not follow their inertia
- * (the same bench: a multibody pendulum accelerates at 0.005x m g l / I, an impulse joint's at 1.000x).
+ * no motor, no frame and no coordinate setter in rapier.js 0.20 and 0.21, and in the same bench a multibody pendulum
+ * accelerates at 0.005x m g l / I where an impulse joint's gives 1.000x (misused or broken in the JS build: not found).
  */
 export const OFF_AXIS_ARMATURE_SHARE = 0.03;
 

@@ -103,6 +103,7 @@ const DEFAULT_GRAVITY = 9.81;
  * speed, nothing in the bodies) made the whole Torso fly apart. Rapier's multibody joints (reduced coordinates) have
  * no motor, no frame and no coordinate setter in rapier.js 0.20 and 0.21, and in the same bench a multibody pendulum
  * accelerates at 0.005x m g l / I where an impulse joint's gives 1.000x (misused or broken in the JS build: not found).
+ * test/sim/armature.test.ts checks the share against the reference, and fails if a Rapier upgrade lifts either limit.
  */
 export const OFF_AXIS_ARMATURE_SHARE = 0.03;
 

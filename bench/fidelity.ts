@@ -35,16 +35,25 @@ export async function runFidelityBench(): Promise<void> {
     console.log(
       `\n${model} (${info.source}; motor line: stall ${info.stall.toFixed(3)} N.m, no-load ${info.noLoadDegS.toFixed(0)} deg/s)`,
     );
-    console.log(`      ${'figure'.padEnd(18)} ${'twin'.padStart(10)} ${'reference'.padStart(10)}   diff`);
+    console.log(
+      `      ${'figure'.padEnd(18)} ${'twin'.padStart(10)} ${'reference'.padStart(10)}   ${'diff'.padEnd(8)} ${'datasheet'.padStart(10)}`,
+    );
+    const percent = (a: number, b: number) => `${(((a - b) / Math.abs(b)) * 100).toFixed(1)} %`;
+    // The datasheet is the yardstick of a derived model; a measured one shows how far the real servo is from it.
+    const datasheet: Partial<Record<keyof Row, number>> = {
+      noLoadSpeed: info.datasheet.noLoadDegS,
+      stallTorque: info.datasheet.stallTorque,
+    };
     for (const [key, label, digits] of COLUMNS) {
       const t = twin[key];
       const r = ref[key];
       const diff =
         key === 'overshoot' || key === 'settling'
           ? `${(t - r).toFixed(2)} ${key === 'overshoot' ? 'deg' : 's'}`
-          : `${(((t - r) / Math.abs(r)) * 100).toFixed(1)} %`;
+          : percent(t, r);
+      const d = datasheet[key];
       console.log(
-        `      ${label.padEnd(18)} ${t.toFixed(digits).padStart(10)} ${r.toFixed(digits).padStart(10)}   ${diff}`,
+        `      ${label.padEnd(18)} ${t.toFixed(digits).padStart(10)} ${r.toFixed(digits).padStart(10)}   ${diff.padEnd(8)} ${d === undefined ? '' : `${d.toFixed(digits).padStart(10)} (twin ${percent(t, d)})`}`.trimEnd(),
       );
     }
     const rms = await trajectoryRms(model);

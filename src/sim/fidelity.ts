@@ -241,6 +241,8 @@ export interface Figures {
 type Runner = (load: Pendulum, program: Program) => Promise<Run> | Run;
 
 const LIGHT: Pendulum = { mass: 0.001, length: 0.01 };
+/** deg: the stall run heads from -170 to 170 (clamped to 150 on the AX and XL ranges); a stop past this is an arrival. */
+const STALL_CLEAR_OF_GOAL = 100;
 
 export async function measure(model: ModelName, runner: Runner): Promise<Omit<Figures, 'rms'>> {
   const load = benchPendulum(model);
@@ -253,17 +255,21 @@ export async function measure(model: ModelName, runner: Runner): Promise<Omit<Fi
   });
   const noLoad = Math.max(...free.dq);
 
-  // Gravity off (a light arm), an opposing torque ramped up slowly: where the saturated servo stops.
+  // Gravity off (a light arm), an opposing torque ramped up slowly from half the stall torque: where the saturated
+  // servo stops, well before its goal. Ramped from zero at this rate, the arm reached its goal first (after about
+  // 1 s) and that arrival was taken for the stall: the table read a third of the real figure for every model.
   const rampRate = stall / 2; // N.m per second
+  const rampFrom = 0.5 * stall;
   const ramp = await runner(LIGHT, {
     duration: 3,
     start: -170,
-    at: (t) => ({ goal: 170, torqueOn: true, external: -Math.max(0, t - 0.3) * rampRate }),
+    at: (t) => ({ goal: 170, torqueOn: true, external: -(rampFrom + Math.max(0, t - 0.3) * rampRate) }),
   });
   let stallAt = NaN;
   for (let i = 1; i < ramp.t.length; i++)
     if (ramp.t[i]! > 0.35 && ramp.dq[i]! <= 0) {
-      stallAt = Math.max(0, ramp.t[i]! - 0.3) * rampRate;
+      // A stop near the goal is an arrival, not a stall: the figure stays NaN and the comparison fails.
+      if (ramp.q[i]! < STALL_CLEAR_OF_GOAL) stallAt = rampFrom + Math.max(0, ramp.t[i]! - 0.3) * rampRate;
       break;
     }
 
@@ -328,10 +334,25 @@ export function effectiveStall(model: ModelName): number {
   return effectiveStallTorque(servoModel(modelSpec(model)));
 }
 
-/** Datasheet-side figures of the model at its supply (what the equations say, for the table). */
-export function modelFigures(model: ModelName): { stall: number; noLoadDegS: number; source: string } {
+/**
+ * The model's own figures at its supply: its motor line (what the equations say before the gearbox takes its share),
+ * its datasheet's, and whether it was identified on a real servo or derived from that datasheet.
+ */
+export function modelFigures(model: ModelName): {
+  stall: number;
+  noLoadDegS: number;
+  source: string;
+  datasheet: ServoModel['datasheet'];
+  measured: boolean;
+} {
   const m = servoModel(modelSpec(model));
-  return { stall: stallTorque(m), noLoadDegS: noLoadSpeed(m) / DEG, source: m.source };
+  return {
+    stall: stallTorque(m),
+    noLoadDegS: noLoadSpeed(m) / DEG,
+    source: m.source,
+    datasheet: m.datasheet,
+    measured: m.measured,
+  };
 }
 
 function mean(xs: readonly number[]): number {

@@ -41,6 +41,10 @@ export interface ServoModel {
   readonly errorGain: number;
   readonly maxPwm: number;
   readonly friction: FrictionParams;
+  /** The datasheet's stall torque (N.m) and no-load speed (deg/s) at `vin`: the yardstick of the derived models. */
+  readonly datasheet: { readonly stallTorque: number; readonly noLoadDegS: number };
+  /** Identified on a real servo (BAM), or derived from the datasheet (SERVO-MODELS.md §3). */
+  readonly measured: boolean;
 }
 
 /** XL-320, BAM m6 at 7.4 V (Ergo Jr supply), with the XL-320's measured error gain and full duty range. */
@@ -65,7 +69,13 @@ const XL320: ServoModel = {
     kExtQuad: 0.0047109,
     kMotQuad: 0.0036164,
   },
+  // ROBOTIS e-manual at 7.4 V: 0.39 N.m, 114 rpm. The real servo is much weaker and slower (SERVO-MODELS.md §3).
+  datasheet: { stallTorque: 0.39, noLoadDegS: 684 },
+  measured: true,
 };
+
+/** Datasheet stall torque (N.m) of the MX-64 at 12 V: the yardstick the derived models are scaled by. */
+const MX64_DATASHEET_STALL = 6.0;
 
 /** MX-64, BAM m6 at 12 V, with the MX error gain and duty ceiling measured with an oscilloscope. */
 const MX64: ServoModel = {
@@ -89,10 +99,10 @@ const MX64: ServoModel = {
     kExtQuad: 0.0099999,
     kMotQuad: 0.0069085,
   },
+  // ROBOTIS e-manual at 12 V: 6.0 N.m, 63 rpm.
+  datasheet: { stallTorque: MX64_DATASHEET_STALL, noLoadDegS: 378 },
+  measured: true,
 };
-
-/** Datasheet stall torque (N.m) of the MX-64 at 12 V: the yardstick the derived models are scaled by. */
-const MX64_DATASHEET_STALL = 6.0;
 
 /**
  * A servo with no identified model, built from its datasheet as SERVO-MODELS.md §3 says:
@@ -135,6 +145,8 @@ function fromDatasheet(stallTorqueNm: number, noLoadDegS: number, vin: number): 
     errorGain: MX64.errorGain,
     maxPwm,
     friction,
+    datasheet: { stallTorque: stallTorqueNm, noLoadDegS },
+    measured: false,
   };
 }
 

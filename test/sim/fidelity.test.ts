@@ -75,6 +75,22 @@ describe('sim fidelity: one servo on a pendulum, twin vs the published model', f
         expect(ref.stallTorque).to.be.greaterThan(0.8 * effectiveStall(model));
       });
 
+      it('the speed at half stall is a steady speed, not an average over the arrival at the goal', () => {
+        // The reference against half its stall torque, from -170 towards its goal: its speed at 0.5 s, mid-way.
+        const run = runReference(
+          model,
+          { mass: 0.001, length: 0.01 },
+          {
+            duration: 0.6,
+            start: -170,
+            at: () => ({ goal: 170, torqueOn: true, external: -0.5 * effectiveStall(model) }),
+          },
+        );
+        const midway = run.dq[run.t.findIndex((t) => t >= 0.5)]!;
+        expect(ref.speedAtHalfStall).to.be.closeTo(midway, 0.02 * midway);
+        expect(twin.speedAtHalfStall).to.be.closeTo(midway, 0.05 * midway);
+      });
+
       it('lift-and-drop, step, sine and chirp trajectories within 2 degrees RMS of the reference', async () => {
         const rms = await trajectoryRms(model);
         for (const [name, value] of Object.entries(rms))

@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { keepMoving, type FastModeTarget } from './server.ts';
+import { keepMoving, median, type FastModeTarget } from './server.ts';
 
 const ROBOTS = ['ergo-jr', 'torso', 'humanoid'] as const;
 
@@ -59,12 +59,6 @@ async function runChild(tree: string, robot: string, seconds: number): Promise<R
   } finally {
     await server.close();
   }
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 export async function runFastPair(trees: readonly [string, string], rounds = 3, seconds = 4): Promise<void> {

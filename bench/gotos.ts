@@ -6,6 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { openTwin } from '../src/scenario/twin.ts';
+import { median } from './server.ts';
 
 /**
  * Per robot, motors that turn these targets from the standing pose without meeting the table or the body (the Ergo
@@ -38,9 +39,7 @@ export interface GotoErrors {
 }
 
 function medianAndMax(xs: readonly number[]): [number, number] {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return [s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2, s[s.length - 1]!];
+  return [median(xs), Math.max(...xs)];
 }
 
 export async function runGotoBench(robot: string, noLoadDegS: number): Promise<GotoErrors[]> {

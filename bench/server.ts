@@ -152,7 +152,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult>
   }
 }
 
-const median = (xs: readonly number[]) => {
+export const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

@@ -12,6 +12,7 @@ import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { modelSpec } from '../core/registers.ts';
 import { servoModel, stallTorque } from './servo-models.ts';
 import { initRapier } from './world.ts';
+import { type V3, qconj, qmul, qrotate, twistAngle } from './quat.ts';
 
 const DEG = Math.PI / 180;
 const DT = 0.002;
@@ -74,27 +75,9 @@ export function referenceJoint1(seconds: number): number[] {
   return out;
 }
 
-function relativeAngle(parent: RAPIER.RigidBody, child: RAPIER.RigidBody, axis: readonly number[]): number {
-  const p = parent.rotation();
-  const q = child.rotation();
-  // p^-1 q, and its twist about the axis (both bodies start aligned with the world)
-  const w = p.w * q.w + p.x * q.x + p.y * q.y + p.z * q.z;
-  const x = p.w * q.x - p.x * q.w - p.y * q.z + p.z * q.y;
-  const y = p.w * q.y + p.x * q.z - p.y * q.w - p.z * q.x;
-  const z = p.w * q.z - p.x * q.y + p.y * q.x - p.z * q.w;
-  return 2 * Math.atan2(x * axis[0]! + y * axis[1]! + z * axis[2]!, w);
-}
-
-function rotate(q: RAPIER.Rotation, v: readonly number[]): [number, number, number] {
-  const [vx, vy, vz] = v as [number, number, number];
-  const tx = 2 * (q.y * vz - q.z * vy);
-  const ty = 2 * (q.z * vx - q.x * vz);
-  const tz = 2 * (q.x * vy - q.y * vx);
-  return [
-    vx + q.w * tx + (q.y * tz - q.z * ty),
-    vy + q.w * ty + (q.z * tx - q.x * tz),
-    vz + q.w * tz + (q.x * ty - q.y * tx),
-  ];
+/** Joint angle from the two bodies' rotations (both start aligned with the world): the twist of parent^-1 child. */
+function relativeAngle(parent: RAPIER.RigidBody, child: RAPIER.RigidBody, axis: V3): number {
+  return twistAngle(qmul(qconj(parent.rotation()), child.rotation()), axis);
 }
 
 export async function runChain(mode: ChainMode, share: number): Promise<ChainRun> {
@@ -148,7 +131,7 @@ export async function runChain(mode: ChainMode, share: number): Promise<ChainRun
         for (let i = 0; i < AXES.length; i++) {
           const dq = (q[i]! - last[i]!) / DT;
           const tau = Math.max(-STALL, Math.min(STALL, STIFFNESS * (goals[i]! - q[i]!) - DAMPING * dq));
-          const [x, y, z] = rotate(bodies[i]!.rotation(), AXES[i]!);
+          const [x, y, z] = qrotate(bodies[i]!.rotation(), AXES[i]!);
           bodies[i + 1]!.addTorque({ x: x * tau, y: y * tau, z: z * tau }, true);
           if (i > 0) bodies[i]!.addTorque({ x: -x * tau, y: -y * tau, z: -z * tau }, true);
         }

@@ -74,9 +74,6 @@ const XL320: ServoModel = {
   measured: true,
 };
 
-/** Datasheet stall torque (N.m) of the MX-64 at 12 V: the yardstick the derived models are scaled by. */
-const MX64_DATASHEET_STALL = 6.0;
-
 /** MX-64, BAM m6 at 12 V, with the MX error gain and duty ceiling measured with an oscilloscope. */
 const MX64: ServoModel = {
   source: 'measured (BAM m6)',
@@ -100,7 +97,7 @@ const MX64: ServoModel = {
     kMotQuad: 0.0069085,
   },
   // ROBOTIS e-manual at 12 V: 6.0 N.m, 63 rpm.
-  datasheet: { stallTorque: MX64_DATASHEET_STALL, noLoadDegS: 378 },
+  datasheet: { stallTorque: 6.0, noLoadDegS: 378 },
   measured: true,
 };
 
@@ -118,7 +115,8 @@ const MX64: ServoModel = {
  */
 function fromDatasheet(stallTorqueNm: number, noLoadDegS: number, vin: number): ServoModel {
   const maxPwm = MX64.maxPwm;
-  const s = stallTorqueNm / MX64_DATASHEET_STALL;
+  // The MX-64's datasheet stall torque is the yardstick the derived models are scaled by.
+  const s = stallTorqueNm / MX64.datasheet.stallTorque;
   const f = MX64.friction;
   const friction: FrictionParams = {
     ...f,

@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './eslint/layers.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'coverage/', '.c8_output/', 'records/', 'tmp/'] },
@@ -13,7 +14,15 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/imports-point-down': 'error' },
+  },
+  {
     files: ['test/**/*.ts'],
-    rules: { '@typescript-eslint/no-unused-expressions': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+    rules: {
+      '@typescript-eslint/no-unused-expressions': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
   },
 );

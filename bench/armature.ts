@@ -1,6 +1,6 @@
-/** `npm run bench -- armature`: the armature probe of src/sim/armature-probe.ts as a table. */
+/** `npm run bench -- armature`: the armature probe of src/lab/armature-probe.ts as a table. */
 import { pathToFileURL } from 'node:url';
-import { type ChainMode, referenceJoint1, runChain, runPendulum } from '../src/sim/armature-probe.ts';
+import { type ChainMode, referenceJoint1, runChain, runPendulum } from '../src/lab/armature-probe.ts';
 import { OFF_AXIS_ARMATURE_SHARE } from '../src/sim/world.ts';
 
 export async function runArmatureBench(): Promise<void> {

@@ -16,10 +16,14 @@ import { keepMoving, median, type FastModeTarget } from './server.ts';
 
 const ROBOTS = ['ergo-jr', 'torso', 'humanoid'] as const;
 
+interface SimStats {
+  stats(): { readonly simTime: number };
+}
+
+/** A tree's server: the controls are on the server (since the sim types left core/) or on its backend (before). */
 interface TreeServer extends FastModeTarget {
-  readonly backend: FastModeTarget['backend'] & {
-    readonly simulation?: { stats(): { readonly simTime: number } };
-  };
+  readonly simulation?: SimStats;
+  readonly backend: FastModeTarget['backend'] & { readonly simulation?: SimStats };
   close(): Promise<void>;
 }
 
@@ -41,7 +45,7 @@ async function runChild(tree: string, robot: string, seconds: number): Promise<R
     recordsDir: path.join(tree, 'tmp', 'bench-records'),
   });
   try {
-    const sim = server.backend.simulation;
+    const sim = server.simulation ?? server.backend.simulation;
     if (!sim) throw new Error(`${tree}: no simulation controls`);
     const stop = keepMoving(server);
     await new Promise((r) => setTimeout(r, 500));

@@ -10,7 +10,7 @@ import {
   runTwin,
   trajectoryRms,
   type Figures,
-} from '../src/sim/fidelity.ts';
+} from '../src/lab/fidelity.ts';
 
 type Row = Omit<Figures, 'rms'>;
 

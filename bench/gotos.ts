@@ -65,7 +65,7 @@ export async function runGotoBench(robot: string, noLoadDegS: number): Promise<G
             throw new Error(`${robot} ${motor} goto: ${res.statusCode} ${res.body}`);
           // The target as the angle limits clamp it.
           const goal = (res.json() as { motors: Record<string, number> }).motors[motor]!;
-          const contact = twin.backend.simulation!.contacts().length > 0;
+          const contact = twin.simulation!.contacts().length > 0;
           const read = async () =>
             (
               (await twin.get(`/motors/${motor}/registers/present_position/value.json`)).json() as {

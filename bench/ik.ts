@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { KinematicChain } from '../src/ik/chain.ts';
-import { mulberry32, uniform } from '../src/ik/prng.ts';
+import { mulberry32, uniform } from '../src/core/prng.ts';
 import { rpyMatrix, solve, type IkTarget } from '../src/ik/solver.ts';
 import { loadUrdf } from '../src/urdf/parse.ts';
 import { mat3Column, matrixToRpy } from '../src/urdf/transform.ts';

@@ -43,10 +43,10 @@ async function rtf(speed: 1 | 'max', withSinus: boolean): Promise<number> {
     for (const m of server.robot.motors) m.set('compliant', false);
     if (withSinus) await server.primitives.get('sinus').start();
     await sleep(500);
-    const a = server.backend.simulation!.stats();
+    const a = server.simulation!.stats();
     const wall0 = performance.now();
     await sleep(seconds * 1000);
-    const b = server.backend.simulation!.stats();
+    const b = server.simulation!.stats();
     return (b.simTime - a.simTime) / ((performance.now() - wall0) / 1000);
   } finally {
     await server.close();

@@ -290,7 +290,7 @@ export async function runFastModeBench(seconds = 4): Promise<FastModeResult[]> {
       speed: 'max',
       recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
     });
-    const sim = server.backend.simulation!;
+    const sim = server.simulation!;
     /** Sim seconds per wall second over `seconds`, and the share of those steps taken at rest. */
     const measure = async (): Promise<{ factor: number; resting: number }> => {
       const a = sim.stats();

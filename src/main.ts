@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from './core/errors.ts';
 import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
-import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './logging.ts';
+import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './core/logger.ts';
 import type { RobotServer } from './server.ts';
 
 /** Signals this close together are one request to stop (see shutdown). */

@@ -10,7 +10,9 @@ import { type RobotConfig, loadRobotConfig } from './config/robot-config.ts';
 import { loadUrdf } from './urdf/parse.ts';
 import type { UrdfRobot } from './urdf/types.ts';
 import { SimBackend, type SimSpeed } from './sim/backend.ts';
-import { type Logger, Robot, silentLogger } from './robot/robot.ts';
+import type { SimulationControls } from './sim/controls.ts';
+import { Robot } from './robot/robot.ts';
+import { type Logger, silentLogger } from './core/logger.ts';
 import { buildApp } from './http/app.ts';
 import type { HttpTimeouts } from './http/timeouts.ts';
 import type { RouteSpec } from './http/route.ts';
@@ -36,7 +38,7 @@ import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
 import { FfmpegCamera } from './real/camera.ts';
-import { busRoutes } from './real/routes.ts';
+import { busRoutes } from './http/routes/bus.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -81,6 +83,8 @@ export interface RobotServer {
   readonly app: FastifyInstance;
   readonly robot: Robot;
   readonly backend: Backend;
+  /** The twin's controls (hand, contacts, time, poses): present only on the sim backend. */
+  readonly simulation: SimulationControls | undefined;
   readonly config: RobotConfig;
   readonly primitives: PrimitiveManager;
   readonly records: RecordsService;
@@ -128,6 +132,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
+  const simulation = backend instanceof SimBackend ? backend.simulation : undefined;
   try {
     await robot.start();
   } catch (err) {
@@ -183,7 +188,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
   ];
-  if (backend.simulation) routes.push(...simRoutes(robot, backend.simulation));
+  if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
@@ -219,6 +224,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     app,
     robot,
     backend,
+    simulation,
     config,
     primitives,
     records,

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 
-/** Servo models this project knows. "AX-12" is the spelling pypot reports; "AX-12A" is accepted as the same servo. */
-export const MOTOR_MODELS = ['AX-12', 'AX-12A', 'MX-28', 'MX-64', 'XL-320'] as const;
-export type MotorModelName = (typeof MOTOR_MODELS)[number];
+import { MOTOR_MODELS } from '../dynamixel/registers.ts';
+
+export { MOTOR_MODELS, type MotorModelName } from '../dynamixel/registers.ts';
 
 const vec3 = z.tuple([z.number(), z.number(), z.number()]);
 const name = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');

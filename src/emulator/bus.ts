@@ -3,7 +3,7 @@
  * byte (status return level, return delay, the order of sync/bulk read replies), spending the wire time of the baud
  * rate, with faults injected on request.
  */
-import { mulberry32 } from '../ik/prng.ts';
+import { mulberry32 } from '../core/prng.ts';
 import {
   BROADCAST_ID,
   Instruction,

@@ -8,7 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { type Scheduling, raiseScheduling } from '../core/priority.ts';
-import { modelSpec } from '../core/registers.ts';
+import { modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
 import { EmulatedBus, type Faults, noFaults } from './bus.ts';

@@ -1,5 +1,5 @@
 /**
- * One emulated servo's control table: bytes at the addresses of src/core/control-table.ts. The registers the twin
+ * One emulated servo's control table: bytes at the addresses of src/dynamixel/control-table.ts. The registers the twin
  * simulates (positions, speeds, gains, torque...) live in the sim's servo behind its MotorBus; the others (return
  * delay, status return level, limits...) in this memory.
  */
@@ -11,8 +11,8 @@ import {
   decodeBusValue,
   encodeBusValue,
   invalidBusValue,
-} from '../core/control-table.ts';
-import type { BusRegister, ModelSpec } from '../core/registers.ts';
+} from '../dynamixel/control-table.ts';
+import type { BusRegister, ModelSpec } from '../dynamixel/registers.ts';
 
 /** A refused access: 'range' for a value out of range, 'access' for a read-only item or an address past the table. */
 export type ServoRefusal = 'range' | 'access';

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { RobotError, shuttingDown } from '../core/errors.ts';
-import type { Logger } from '../robot/robot.ts';
+import type { Logger } from '../core/logger.ts';
 import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
 import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { type ErrorCode, RobotError, badRequest } from '../core/errors.ts';
 import { describe } from '../core/values.ts';
-import type { Logger } from '../robot/robot.ts';
+import type { Logger } from '../core/logger.ts';
 
 export const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,

@@ -5,11 +5,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import { RobotError, badRequest, conflict, notFound, readOnly } from '../core/errors.ts';
-import { gainsToRawPid, maxSpeedDegS, rawPidToGains, type LedColour } from '../core/registers.ts';
-import type { PrimitiveEntry } from '../http/routes/misc.ts';
-import { mulberry32 } from '../ik/prng.ts';
+import { gainsToRawPid, maxSpeedDegS, rawPidToGains, type LedColour } from '../dynamixel/registers.ts';
+import { mulberry32 } from '../core/prng.ts';
 import type { Motor } from '../robot/motor.ts';
-import type { Logger, Robot } from '../robot/robot.ts';
+import type { Robot } from '../robot/robot.ts';
+import type { Logger } from '../core/logger.ts';
 import { builtinPrimitives } from './builtins/index.ts';
 import { DEFAULT_ISOLATION, IsolatedPrimitive, type IsolationOptions, spawnLink } from './isolated/host.ts';
 import { listModules, loadCustomPrimitives, type LoadProblem } from './loader.ts';
@@ -60,6 +60,14 @@ export interface PrimitiveStatus {
 /** Arguments of a method call: by name (a JSON object body) or by position (an array, one value, nothing). */
 export type MethodArgs =
   { readonly named: Readonly<Record<string, unknown>> } | { readonly positional: readonly unknown[] };
+
+/** What /robot.json shows of each primitive (CONTRACT.md 2). */
+export interface PrimitiveEntry {
+  primitive: string;
+  running: boolean;
+  properties: string[];
+  methods: string[];
+}
 
 /** How long close() waits (wall clock) for a primitive that does not stop, so shutting down never hangs. */
 const CLOSE_TIMEOUT_MS = 1000;

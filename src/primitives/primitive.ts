@@ -6,9 +6,10 @@
  */
 import { AbortError, isAbortError } from '../core/clock.ts';
 import { badRequest, conflict, RobotError } from '../core/errors.ts';
-import { LED_COLOURS, type LedColour } from '../core/registers.ts';
+import { LED_COLOURS, type LedColour } from '../dynamixel/registers.ts';
 import { describe, parseBoolean, parseNumber } from '../core/values.ts';
-import type { Logger, Robot } from '../robot/robot.ts';
+import type { Robot } from '../robot/robot.ts';
+import type { Logger } from '../core/logger.ts';
 import { minimumJerk } from '../robot/trajectory.ts';
 
 export type PrimitiveState = 'stopped' | 'running' | 'paused';

@@ -23,7 +23,7 @@ import {
   CYCLE_REGISTERS,
   SLOW_REGISTERS,
   modelSpec,
-} from '../core/registers.ts';
+} from '../dynamixel/registers.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { type BusSetup, type MotorHealth, busLayout, checkIds, checkWrite, freshHealth } from './driver.ts';
 import type { CycleReport, LinkStats } from './sync-loop.ts';

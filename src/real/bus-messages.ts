@@ -1,6 +1,6 @@
 /** The messages between RealBackend (the server's process) and the bus process (src/real/bus-process.ts). */
 import { ConfigError, RobotError } from '../core/errors.ts';
-import type { BusRegister, RawValue } from '../core/registers.ts';
+import type { BusRegister, RawValue } from '../dynamixel/registers.ts';
 import type { BusSetup, MotorHealth } from './driver.ts';
 import type { CycleReport, LinkStats } from './sync-loop.ts';
 

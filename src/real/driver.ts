@@ -1,5 +1,5 @@
 /**
- * The Dynamixel bus itself, owned by the bus worker (src/real/bus-worker.ts): pings at start-up, register reads and
+ * The Dynamixel bus itself, owned by the bus process (src/real/bus-process.ts): pings at start-up, register reads and
  * writes turned into as few packets as the protocol allows, per-motor health.
  * - present position, speed and load come from one sync read (2.0) or bulk read (MX on 1.0) of the 6-byte block,
  *   the speed and load parts served from that block to the reads that follow in the same cycle;
@@ -14,7 +14,7 @@ import {
   decodeBusValue,
   encodeBusValue,
   invalidBusValue,
-} from '../core/control-table.ts';
+} from '../dynamixel/control-table.ts';
 import { ConfigError, RobotError, badRequest, hardwareError } from '../core/errors.ts';
 import {
   type BusRegister,
@@ -22,8 +22,8 @@ import {
   type RawValue,
   degToPosition,
   modelSpec,
-} from '../core/registers.ts';
-import type { MotorModelName } from '../config/robot-config.ts';
+} from '../dynamixel/registers.ts';
+import type { MotorModelName } from '../dynamixel/registers.ts';
 import { type Protocol, instructions, fromBytes } from '../dynamixel/packet.ts';
 import { type BusError, StatusError } from '../dynamixel/errors.ts';
 import { type Replies, SerialLink } from './link.ts';

@@ -7,8 +7,8 @@
  * Before start() and after stop(), queued work runs at once, in order: start-up reads and the last writes.
  */
 import { type Clock, isAbortError } from '../core/clock.ts';
-import { controlTable } from '../core/control-table.ts';
-import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../core/registers.ts';
+import { controlTable } from '../dynamixel/control-table.ts';
+import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../dynamixel/registers.ts';
 import type { BusDriver, MotorHealth } from './driver.ts';
 
 /** Transactions done and bytes sent and received on the link. */

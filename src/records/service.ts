@@ -7,7 +7,8 @@ import { RobotError, badRequest, conflict, notFound, shuttingDown } from '../cor
 import { describe } from '../core/values.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Motor } from '../robot/motor.ts';
-import type { Logger, Robot } from '../robot/robot.ts';
+import type { Robot } from '../robot/robot.ts';
+import type { Logger } from '../core/logger.ts';
 import { type Move, assertMoveName, moveToJson, parseMoveFile } from './move.ts';
 import { PlayerPrimitive, ReplayPlan } from './player.ts';
 import { RecorderPrimitive } from './recorder.ts';

@@ -13,7 +13,7 @@ import {
   percentToTorqueLimit,
   rawPidToGains,
   torqueLimitToPercent,
-} from '../core/registers.ts';
+} from '../dynamixel/registers.ts';
 import { parseBoolean, parseIntegerArray, parseNumber, parseNumberArray, describe } from '../core/values.ts';
 import type { Motor } from './motor.ts';
 import type { Robot } from './robot.ts';

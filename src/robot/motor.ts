@@ -1,11 +1,11 @@
 /**
  * One motor as the robot sees it: the last state read from the bus and the commands to write, in user units
- * (FACTS.md section 0). Conversions to raw registers happen in the control loop through src/core/registers.ts.
+ * (FACTS.md section 0). Conversions to raw registers happen in the control loop through src/dynamixel/registers.ts.
  */
 import type { MotorConfig } from '../config/robot-config.ts';
 import { type AngleFrame, rawToUser, userToRaw } from '../core/frames.ts';
-import type { LedColour, ModelSpec, MotorRegister } from '../core/registers.ts';
-import { motorRegisters } from '../core/registers.ts';
+import type { LedColour, ModelSpec, MotorRegister } from '../dynamixel/registers.ts';
+import { motorRegisters } from '../dynamixel/registers.ts';
 
 export interface MotorState {
   presentPosition: number; // user deg

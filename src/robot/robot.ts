@@ -27,23 +27,11 @@ import {
   speedToDegS,
   torqueLimitToPercent,
   voltageToVolts,
-} from '../core/registers.ts';
+} from '../dynamixel/registers.ts';
 import { orientRaw } from '../core/frames.ts';
+import { type Logger, silentLogger } from '../core/logger.ts';
 import { Motor } from './motor.ts';
 import { minimumJerk } from './trajectory.ts';
-
-/**
- * Where the robot and everything above it log. main.ts backs it with pino (src/logging.ts); `debug` is optional so
- * a plain object of three functions still fits. Every warning and error names the motor, primitive or move.
- */
-export interface Logger {
-  info(msg: string): void;
-  warn(msg: string): void;
-  error(msg: string): void;
-  debug?(msg: string): void;
-}
-
-export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
 /** How a goto ended: `cancelled` when a newer command (or a stop) took over before it reached its target. */
 export interface GotoOutcome {

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadRobotConfig } from '../config/robot-config.ts';
-import { modelSpec } from '../core/registers.ts';
+import { modelSpec } from '../dynamixel/registers.ts';
 import { type Move, parseMoveFile } from '../records/move.ts';
 import { RecordStore } from '../records/store.ts';
 import { Motor } from '../robot/motor.ts';
@@ -197,7 +197,7 @@ function createContext(p: {
       const drags = Object.entries(targets).map(([name, position]) => {
         const m = t.robot.motor(name);
         pending++;
-        return t.backend.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
+        return t.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
       });
       // The hands let go on a physics step at or just after `duration`: move time until they have.
       for (let waited = 0; pending > 0 && waited < duration + 1; waited += 0.02) await t.advance(0.02);

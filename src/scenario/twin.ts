@@ -20,7 +20,7 @@ export interface Twin extends RobotServer {
 
 export async function openTwin(robot: string, opts: Partial<ServerOptions> = {}): Promise<Twin> {
   const server = await createRobotServer({ backend: 'sim', robot, speed: 'manual', ...opts });
-  const sim = server.backend.simulation;
+  const sim = server.simulation;
   if (!sim) throw new Error('the twin needs the sim backend');
   // Custom primitives in worker threads load in the background; a script expects them listed once it has the twin.
   await server.primitives.customLoaded();

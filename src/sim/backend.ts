@@ -2,10 +2,11 @@
  * The simulated robot: a Rapier world stepped at a fixed timestep, one SimServo per motor, a bus that speaks raw
  * register counts like the real one, and a clock that is the physics time.
  */
-import type { Backend, HandTool, MotorBus, SimulationControls } from '../core/backend.ts';
+import type { Backend, MotorBus } from '../core/backend.ts';
+import type { HandTool, SimulationControls } from './controls.ts';
 import { AbortError, SteppedClock, flushMicrotasks } from '../core/clock.ts';
 import { ConfigError, hardwareError } from '../core/errors.ts';
-import { type BusRegister, type ModelSpec, type RawValue, modelSpec } from '../core/registers.ts';
+import { type BusRegister, type ModelSpec, type RawValue, modelSpec } from '../dynamixel/registers.ts';
 import { userToJoint } from '../core/frames.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';

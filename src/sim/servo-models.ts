@@ -4,7 +4,7 @@
  * m6, the best fit to real trajectories); the AX-12A and MX-28 have no identified model and are derived below from
  * their datasheets as SERVO-MODELS.md §3 says. All values are SI at the output shaft.
  */
-import type { ModelSpec } from '../core/registers.ts';
+import type { ModelSpec } from '../dynamixel/registers.ts';
 
 /** Gearbox friction budget parameters (SERVO-MODELS.md §2); unset terms are zero. */
 export interface FrictionParams {

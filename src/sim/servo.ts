@@ -17,7 +17,7 @@ import {
   speedToDegS,
   voltsToVoltage,
   ampsToCurrent,
-} from '../core/registers.ts';
+} from '../dynamixel/registers.ts';
 import { RobotError } from '../core/errors.ts';
 import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
 

@@ -10,7 +10,7 @@
  */
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot, UrdfJoint, UrdfShape } from '../urdf/types.ts';
-import type { Contact } from '../core/backend.ts';
+import type { Contact } from './controls.ts';
 import type { TableConfig } from '../config/robot-config.ts';
 import { type DriveCommand, GEARBOX_SLACK } from './servo.ts';
 import {

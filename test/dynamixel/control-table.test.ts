@@ -6,8 +6,8 @@ import {
   encodeBusValue,
   invalidBusValue,
   modelByNumber,
-} from '../../src/core/control-table.ts';
-import { MODELS } from '../../src/core/registers.ts';
+} from '../../src/dynamixel/control-table.ts';
+import { MODELS } from '../../src/dynamixel/registers.ts';
 
 const XL = controlTable(MODELS['XL-320']);
 const AX = controlTable(MODELS['AX-12']);

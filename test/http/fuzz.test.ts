@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { LightMyRequestResponse } from 'fastify';
-import { mulberry32 } from '../../src/ik/prng.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import { simServer, type TestServer } from '../helpers.ts';
 import { isErrorBody } from './facts.ts';
 

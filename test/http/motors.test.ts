@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { degToPosition, positionToDeg } from '../../src/core/registers.ts';
+import { degToPosition, positionToDeg } from '../../src/dynamixel/registers.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { json, setValue, simServer, standStill, untilAnswered, value, type TestServer } from '../helpers.ts';
 import {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import sinon from 'sinon';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/http/app.ts';
-import { silentLogger } from '../../src/robot/robot.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { json, setValue, simServer, untilAnswered, value, type TestServer } from '../helpers.ts';
 import { isErrorBody, registersOf, type Model } from './facts.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, RobotError } from '../../src/core/errors.ts';
 import { KinematicChain } from '../../src/ik/chain.ts';
-import { mulberry32 } from '../../src/ik/prng.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import { loadChain, loadRobot, randomPose } from './helpers.ts';
 
 function expectVecClose(

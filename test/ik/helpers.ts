@@ -1,6 +1,6 @@
 import { loadRobotConfig, type RobotConfig } from '../../src/config/robot-config.ts';
 import { KinematicChain } from '../../src/ik/chain.ts';
-import { uniform } from '../../src/ik/prng.ts';
+import { uniform } from '../../src/core/prng.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { RobotError } from '../../src/core/errors.ts';
 import type { KinematicChain } from '../../src/ik/chain.ts';
-import { mulberry32 } from '../../src/ik/prng.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import { rpyMatrix, solve, type IkSolution, type IkTarget } from '../../src/ik/solver.ts';
 import {
   angleBetween,

@@ -1,7 +1,7 @@
 /** The manager combines the requests of running primitives per motor and register (FACTS.md 4.6). */
 import { expect } from 'chai';
 import { PrimitiveManager } from '../../src/primitives/manager.ts';
-import { silentLogger } from '../../src/robot/robot.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { json, simServer, untilAnswered, type TestServer, standStill } from '../helpers.ts';
 import { Probe } from './probes.ts';
 

@@ -111,7 +111,7 @@ describe('primitives: Ergo Jr behaviours', function () {
     const start = demo.startPose;
     expect(start).to.have.length(6);
     // Turn the base by hand (m1 turns about the vertical: gravity does not bring it back).
-    void s.backend.simulation!.hand.drag(motor('m1').id, 40, 1.5);
+    void s.simulation!.hand.drag(motor('m1').id, 40, 1.5);
     await s.advance(0.5);
     expect(motor('m1').commands.led).to.equal('yellow');
     let red = false;
@@ -139,7 +139,7 @@ describe('primitives: Ergo Jr behaviours', function () {
     expect(['m1', 'm2', 'm3'].every((m) => motor(m).commands.compliant)).to.equal(true);
     expect(['m4', 'm5', 'm6'].every((m) => !motor(m).commands.compliant)).to.equal(true);
     expect(leds()).to.deep.equal(['green', 'green', 'green', 'red', 'red', 'red']);
-    void s.backend.simulation!.hand.drag(motor('m1').id, 45, 1.5);
+    void s.simulation!.hand.drag(motor('m1').id, 45, 1.5);
     await s.advance(1.3);
     expect(pos('m1')).to.be.closeTo(45, 5);
     for (const [base, tip] of [

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { LightMyRequestResponse } from 'fastify';
-import { mulberry32 } from '../../src/ik/prng.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import type { Primitive } from '../../src/primitives/primitive.ts';
 import { json, simServer, type TestServer } from '../helpers.ts';
 import { Probe, recordingLogger } from './probes.ts';

@@ -117,7 +117,7 @@ describe('primitives: Torso behaviours', function () {
     await allStiff();
     monitor.limit = 25.5; // heating past 55 C takes minutes of sim time; the rule is the same
     const id = s.robot.motor('l_shoulder_x').id;
-    void s.backend.simulation!.hand.push(id, 3, 8);
+    void s.simulation!.hand.push(id, 3, 8);
     let warnedAt: number | undefined;
     for (let t = 0; t < 8 && warnedAt === undefined; t += 0.5) {
       await s.advance(0.5);
@@ -172,7 +172,7 @@ describe('primitives: Torso behaviours', function () {
     const start = pos('l_shoulder_x');
     // Drag the left shoulder outwards (user +50 degrees: raw -(50 - 90) = 40).
     const id = s.robot.motor('l_shoulder_x').id;
-    void s.backend.simulation!.hand.drag(id, 40, 2);
+    void s.simulation!.hand.drag(id, 40, 2);
     let limp = 0;
     let rightLimp = 0;
     for (let t = 0; t < 2; t += 0.02) {
@@ -195,7 +195,7 @@ describe('primitives: Torso behaviours', function () {
     expect(L_ARM.every((m) => s.robot.motor(m).commands.compliant)).to.equal(true);
     expect(R_ARM.every((m) => !s.robot.motor(m).commands.compliant)).to.equal(true);
     // Lift the left arm sideways and turn it: l_shoulder_x to user 60 (raw 30), l_arm_z to user -30 (raw 30).
-    const hand = s.backend.simulation!.hand;
+    const hand = s.simulation!.hand;
     void hand.drag(s.robot.motor('l_shoulder_x').id, 30, 2.5);
     void hand.drag(s.robot.motor('l_arm_z').id, 30, 2.5);
     await s.advance(2.2);

@@ -14,8 +14,8 @@ import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator
 import type { Faults } from '../../src/emulator/bus.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 import { ConfigError } from '../../src/core/errors.ts';
-import { degToPosition, modelSpec } from '../../src/core/registers.ts';
-import type { Logger } from '../../src/robot/robot.ts';
+import { degToPosition, modelSpec } from '../../src/dynamixel/registers.ts';
+import type { Logger } from '../../src/core/logger.ts';
 import { ERGO_JR, TORSO } from '../http/facts.ts';
 
 interface Rig {

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { SteppedClock, advanceManualClock } from '../../src/core/clock.ts';
-import { type BusRegister, type RawValue, modelSpec } from '../../src/core/registers.ts';
+import { type BusRegister, type RawValue, modelSpec } from '../../src/dynamixel/registers.ts';
 import { type BusDriver, type MotorHealth, freshHealth } from '../../src/real/driver.ts';
 import { type CycleReport, ReportThrottle, SyncLoop } from '../../src/real/sync-loop.ts';
 

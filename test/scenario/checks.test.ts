@@ -7,8 +7,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
-import type { Contact } from '../../src/core/backend.ts';
-import { modelSpec } from '../../src/core/registers.ts';
+import type { Contact } from '../../src/sim/controls.ts';
+import { modelSpec } from '../../src/dynamixel/registers.ts';
 import { contactRules, collisionChecks, type TimedContact } from '../../src/scenario/checks/contacts.ts';
 import { ikChecks } from '../../src/scenario/checks/ik.ts';
 import { primitiveRunCheck } from '../../src/scenario/checks/primitive.ts';
@@ -171,7 +171,7 @@ describe('scenario checks: on the twin', function () {
   });
 
   it('catch a self-collision from the physics contacts (injected while the colliders are built elsewhere)', async () => {
-    const sim = twin.backend.simulation!;
+    const sim = twin.simulation!;
     const touching: Contact[] = [{ a: 'tip', b: 'long_U', depth: 0.004, impulse: 0.02, point: [0, 0, 0.1] }];
     sinon.stub(sim, 'contacts').callsFake(() => (sim.stats().simTime > 1.5 ? touching : []));
     const checks = await checkMoveOnTwin(twin, rules, 'gentle', gentleErgoMove());

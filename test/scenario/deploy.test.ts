@@ -78,9 +78,9 @@ describe('deploy gate', function () {
     expect(moveToJson(saved)).to.deep.equal(moveToJson(parseMoveFile(await readFile(WAVE, 'utf8'), 'wave')));
     const play = await fetch(`${url}/records/ergo-jr-wave/play.json`, { method: 'POST' });
     expect(play.status).to.equal(200);
-    await server.backend.simulation!.advance(0.5);
+    await server.simulation!.advance(0.5);
     expect(server.records.isPlaying('ergo-jr-wave')).to.equal(true);
-    await server.backend.simulation!.advance(5);
+    await server.simulation!.advance(5);
     expect(server.records.isPlaying('ergo-jr-wave')).to.equal(false);
   });
 
@@ -160,7 +160,7 @@ describe('deploy gate', function () {
       body: await readFile(WAVE, 'utf8'),
     });
     expect(upload.status).to.equal(200);
-    const sim = server.backend.simulation!;
+    const sim = server.simulation!;
     const result = await runScenario(wave, path.join(ROOT, 'scenarios'), {
       url,
       // The server's sim time moves only while the scenario waits: no real-time sleeping.

@@ -1,6 +1,6 @@
 /** Moves and motors for the scenario tests, made by code. */
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
-import { modelSpec } from '../../src/core/registers.ts';
+import { modelSpec } from '../../src/dynamixel/registers.ts';
 import { type Move, createMove } from '../../src/records/move.ts';
 import { Motor } from '../../src/robot/motor.ts';
 

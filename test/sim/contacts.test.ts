@@ -14,7 +14,7 @@ const ERGO_GOTO_TOLERANCE = ERGO_JR.gotoTolerance;
 function lowestPoints(s: TestServer, urdf: UrdfRobot): Map<string, number> {
   const out = new Map<string, number>();
   for (const [name, link] of urdf.links) {
-    const pose = s.backend.simulation!.linkPose(name)!;
+    const pose = s.simulation!.linkPose(name)!;
     let low = Infinity;
     for (const shape of link.collisions) {
       // The shape's own points: a box's corners, a mesh's vertices (its hull's lowest point is one of them).
@@ -42,7 +42,7 @@ function lowestPoints(s: TestServer, urdf: UrdfRobot): Map<string, number> {
 
 /** The links in contact with `other` (a link, or the table) at the last step. */
 function touching(s: TestServer, other: string): string[] {
-  return s.backend
+  return s
     .simulation!.contacts()
     .filter((c) => c.a === other || c.b === other)
     .map((c) => (c.a === other ? c.b : c.a));
@@ -74,7 +74,7 @@ describe('sim contacts', function () {
         const after = await positions(s);
         for (const m of Object.keys(after))
           expect(Math.abs(after[m]! - before[m]!) / 0.5, `${m} still moving`).to.be.below(DEG_S_STILL);
-        for (const c of s.backend.simulation!.contacts())
+        for (const c of s.simulation!.contacts())
           expect(c.depth, `${c.a} in ${c.b}`).to.be.below(0.005);
         for (const [link, z] of lowestPoints(s, urdf))
           expect(z, `${link} below the ${table.kind}`).to.be.above(table.xyz[2] - 0.005);
@@ -94,7 +94,7 @@ describe('sim contacts', function () {
       await s.advance(2);
       const urdf = await loadUrdf(s.config.urdfPath);
       const names = new Set([...urdf.links.keys(), 'table']);
-      const contacts = s.backend.simulation!.contacts();
+      const contacts = s.simulation!.contacts();
       expect(contacts.map((c) => [c.a, c.b].sort().join(' / '))).to.include('base_link / tip');
       for (const c of contacts) {
         expect(names.has(c.a) && names.has(c.b), `${c.a} / ${c.b}`).to.equal(true);
@@ -116,7 +116,7 @@ describe('sim contacts', function () {
       const at = await positions(s);
       for (const [m, goal] of Object.entries({ m1: 0, m2: -110, m3: 65, m4: 0, m5: 34, m6: 20 }))
         expect(Math.abs(at[m]! - goal), `${m} at ${at[m]}`).to.be.below(ERGO_GOTO_TOLERANCE);
-      const pairs = s.backend.simulation!.contacts().map((c) => [c.a, c.b].sort().join(' / '));
+      const pairs = s.simulation!.contacts().map((c) => [c.a, c.b].sort().join(' / '));
       expect(pairs).to.not.include('base_link / section_1');
     } finally {
       await s.close();
@@ -138,7 +138,7 @@ describe('sim contacts', function () {
       const urdf = await loadUrdf(s.config.urdfPath);
       const tableZ = s.config.world.table!.xyz[2];
       for (const [link, z] of lowestPoints(s, urdf)) expect(z, link).to.be.above(tableZ - 0.005);
-      const onTable = s.backend.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
+      const onTable = s.simulation!.contacts().filter((c) => c.a === 'table' || c.b === 'table');
       expect(onTable.length).to.be.greaterThan(0);
       expect(onTable.reduce((sum, c) => sum + c.impulse, 0)).to.be.greaterThan(0);
     } finally {
@@ -201,9 +201,9 @@ describe('sim contacts', function () {
         for (const [motor, speed] of Object.entries(speeds))
           expect(Math.abs(speed), motor).to.be.below(DEG_S_STILL);
       }
-      const resting = s.backend.simulation!.stats().restingSteps;
+      const resting = s.simulation!.stats().restingSteps;
       await s.advance(0.5);
-      expect(s.backend.simulation!.stats().restingSteps, 'the world rests').to.be.above(resting);
+      expect(s.simulation!.stats().restingSteps, 'the world rests').to.be.above(resting);
     } finally {
       await s.close();
     }
@@ -227,7 +227,7 @@ describe('sim contacts', function () {
       let deepest = 0;
       for (let t = 0; t < 1; t += 0.02) {
         await s.advance(0.02);
-        for (const c of s.backend.simulation!.contacts())
+        for (const c of s.simulation!.contacts())
           if ([c.a, c.b].includes('head')) deepest = Math.max(deepest, c.depth);
       }
       expect(touching(s, 'head')).to.include('l_forearm');

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { simServer, setValue, value, untilAnswered, json, type TestServer } from '../helpers.ts';
 import { PhysicsWorld } from '../../src/sim/world.ts';
-import { pendulumUrdf } from '../../src/sim/fidelity.ts';
+import { pendulumUrdf } from '../../src/lab/fidelity.ts';
 import { type DriveCommand, GEARBOX_SLACK } from '../../src/sim/servo.ts';
 
 describe('sim physics (Torso)', function () {
@@ -110,7 +110,7 @@ describe('sim physics (Torso)', function () {
     const head0 = (await value(s, 'head_z', 'present_temperature')) as number;
     // A hand pushes the stiff arm for two minutes: the servo fights it at about half its motor's stall torque.
     const id = s.robot.motor('l_shoulder_x').id;
-    void s.backend.simulation!.hand.push(id, 2.4, 120);
+    void s.simulation!.hand.push(id, 2.4, 120);
     await s.advance(60);
     expect(Math.abs((await value(s, 'l_shoulder_x', 'present_load')) as number)).to.be.greaterThan(30);
     await s.advance(60);

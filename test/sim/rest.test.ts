@@ -73,7 +73,7 @@ describe('sim: the world at rest', function () {
       // its goal count it stops. Integrating the continuous error instead, it hunted about the goal for ever and the
       // world never rested. Measured: at rest from 22 s.
       await s.advance(30);
-      const stats = () => s.backend.simulation!.stats();
+      const stats = () => s.simulation!.stats();
       const before = stats();
       await s.advance(2);
       expect(stats().restingSteps - before.restingSteps, 'every step of the last 2 s at rest').to.equal(

@@ -26,7 +26,7 @@ import {
   IDENTITY3,
   type Mat3,
 } from '../../src/urdf/transform.ts';
-import { mulberry32 } from '../../src/ik/prng.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import type { UrdfJoint } from '../../src/urdf/types.ts';
 
 function expectMatClose(a: Mat3, b: Mat3, tol = 1e-12): void {

@@ -6,7 +6,7 @@ import { detectMarkers } from '../../src/vision/detect.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { sensorRoutes } from '../../src/http/routes/sensors.ts';
-import { silentLogger } from '../../src/robot/robot.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 
 /** Mean absolute difference of two same-size RGB frames. */
 function difference(a: Uint8Array, b: Uint8Array): number {

@@ -4,14 +4,6 @@ import { type ChangeCounter, type PrimitiveCatalogue, robotJsonWriter } from '..
 import { z } from 'zod';
 import { RawReply, route, type RouteSpec } from '../route.ts';
 
-/** What /robot.json shows of each primitive (CONTRACT.md 2). */
-export interface PrimitiveEntry {
-  primitive: string;
-  running: boolean;
-  properties: string[];
-  methods: string[];
-}
-
 export type PrimitiveListing = PrimitiveCatalogue<{ readonly name: string; readonly running: boolean }>;
 
 /** The host's first non-internal IPv4 address, 127.0.0.1 when there is none. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SimulationControls } from '../../core/backend.ts';
+import type { SimulationControls } from '../../sim/controls.ts';
 import type { Motor } from '../../robot/motor.ts';
 import { writeRegister } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';

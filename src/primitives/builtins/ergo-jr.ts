@@ -2,7 +2,7 @@
  * The Poppy Ergo Jr behaviours (FACTS.md 1.4): postures, the dance, and the demos of poppy-ergo-jr, with their
  * LED signals on the XL-320 `led` register.
  */
-import type { LedColour } from '../../core/registers.ts';
+import type { LedColour } from '../../dynamixel/registers.ts';
 import type { MethodSpec, PrimitiveContext } from '../primitive.ts';
 import { Sinus } from '../sinus.ts';
 import { Behaviour, ERGO_BASE, ERGO_TIP } from './common.ts';

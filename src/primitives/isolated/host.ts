@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { RobotError, timedOut } from '../../core/errors.ts';
 import { typescriptWorkerBoot } from '../../core/ts-worker.ts';
-import type { Logger } from '../../robot/robot.ts';
+import type { Logger } from '../../core/logger.ts';
 import {
   type MethodSpec,
   Primitive,

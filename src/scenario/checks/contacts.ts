@@ -3,7 +3,7 @@
  * Links joined by a joint touch by construction, and so do links welded by fixed joints and the base on the table:
  * those pairs are not collisions. Pure: contacts in, check results out (tests inject contacts).
  */
-import type { Contact } from '../../core/backend.ts';
+import type { Contact } from '../../sim/controls.ts';
 import type { UrdfRobot } from '../../urdf/types.ts';
 import { type CheckResult, type Finding, checkResult, fmt } from '../result.ts';
 

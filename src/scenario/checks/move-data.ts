@@ -1,9 +1,9 @@
 /**
  * Checks of a move's data against the robot it is meant for, before anything moves: joint limits, speed and
- * acceleration against the servo models (src/core/registers.ts), duration. Pure: a move and motor descriptions in,
+ * acceleration against the servo models (src/dynamixel/registers.ts), duration. Pure: a move and motor descriptions in,
  * check results out, so they run the same for the twin, a remote robot and the deploy gate.
  */
-import type { ModelSpec } from '../../core/registers.ts';
+import type { ModelSpec } from '../../dynamixel/registers.ts';
 import type { Move } from '../../records/move.ts';
 import { type CheckResult, type Finding, checkResult, fmt } from '../result.ts';
 

@@ -52,7 +52,7 @@ export class RunObserver {
         });
       }),
     );
-    const sim = twin.backend.simulation;
+    const sim = twin.simulation;
     if (sim)
       this.#off.push(
         sim.onStep((simTime) => {

@@ -1,11 +1,22 @@
 /**
- * The server's log: pino with levels, readable lines on a terminal (pino-pretty) and JSON lines otherwise, written
- * synchronously so nothing is lost when the process exits. `asLogger` adapts it to the project's Logger interface
- * (src/robot/robot.ts), which every module already uses.
+ * The project's Logger, and the server's log behind it: pino with levels, readable lines on a terminal (pino-pretty)
+ * and JSON lines otherwise, written synchronously so nothing is lost when the process exits.
  */
 import pino from 'pino';
 import pretty from 'pino-pretty';
-import type { Logger } from './robot/robot.ts';
+
+/**
+ * Where the robot and everything above it log. main.ts backs it with pino (`asLogger`); `debug` is optional so
+ * a plain object of three functions still fits. Every warning and error names the motor, primitive or move.
+ */
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+  debug?(msg: string): void;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -9,10 +9,10 @@
  * compared with a one-joint integration of the same bodies swung rigidly about its axis, its armature on the axis only.
  */
 import RAPIER from '@dimforge/rapier3d-simd-compat';
-import { modelSpec } from '../core/registers.ts';
-import { servoModel, stallTorque } from './servo-models.ts';
-import { initRapier } from './world.ts';
-import { type V3, qconj, qmul, qrotate, twistAngle } from './quat.ts';
+import { modelSpec } from '../dynamixel/registers.ts';
+import { servoModel, stallTorque } from '../sim/servo-models.ts';
+import { initRapier } from '../sim/world.ts';
+import { type V3, qconj, qmul, qrotate, twistAngle } from '../sim/quat.ts';
 
 const DEG = Math.PI / 180;
 const DT = 0.002;

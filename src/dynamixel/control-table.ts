@@ -1,6 +1,6 @@
 /**
  * The servos' control tables (FACTS.md 8.3): every item's address, size, access, initial value and range, per model,
- * and where each bus register (src/core/registers.ts BusRegister) lives in them. The real backend encodes its packets
+ * and where each bus register (src/dynamixel/registers.ts BusRegister) lives in them. The real backend encodes its packets
  * from these tables, the bus emulator answers from them, and the model facts they need (model number, encoder steps)
  * come from the ModelSpec, so sim and real share one description of the servos.
  */

@@ -22,7 +22,7 @@ import {
   torqueLimitToPercent,
   voltageToVolts,
   voltsToVoltage,
-} from '../../src/core/registers.ts';
+} from '../../src/dynamixel/registers.ts';
 import { COMMON_REGISTERS, MODEL_EXTRAS, WRITABLE } from '../http/facts.ts';
 
 const XL = MODELS['XL-320'];

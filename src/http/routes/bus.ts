@@ -1,7 +1,7 @@
 /** Routes of the real bus only: per-motor error counts (README "Running on a real robot"). */
 import { z } from 'zod';
-import { route, type RouteSpec } from '../http/route.ts';
-import type { RealBackend } from './backend.ts';
+import { route, type RouteSpec } from '../route.ts';
+import type { RealBackend } from '../../real/backend.ts';
 
 const count = z.number().int().nonnegative();
 

@@ -17,7 +17,7 @@ import {
   stepProgram,
   trajectoryRms,
   type Figures,
-} from '../../src/sim/fidelity.ts';
+} from '../../src/lab/fidelity.ts';
 
 const within = (twin: number, ref: number, share: number) => Math.abs(twin - ref) <= share * Math.abs(ref);
 

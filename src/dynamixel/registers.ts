@@ -2,7 +2,9 @@
  * Dynamixel models and registers as typed tables, with the raw <-> SI conversions beside them (FACTS.md 8.3-8.5).
  * Bus values are register counts ("raw units"); everything above the bus works in SI/raw-frame degrees.
  */
-import type { MotorModelName } from '../config/robot-config.ts';
+/** Servo models this project knows. "AX-12" is the spelling pypot reports; "AX-12A" is accepted as the same servo. */
+export const MOTOR_MODELS = ['AX-12', 'AX-12A', 'MX-28', 'MX-64', 'XL-320'] as const;
+export type MotorModelName = (typeof MOTOR_MODELS)[number];
 
 export interface ModelSpec {
   /** Canonical name as reported by the `model` register. */

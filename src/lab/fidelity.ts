@@ -2,13 +2,13 @@
  * The identification testbench of SERVO-MODELS.md §4, reproduced twice: a pendulum on one servo in the twin's
  * physics world (Rapier bodies and joint, the SimServo firmware model, the friction motor) and a one-joint
  * reference integration written straight from the published equations. Comparing the two checks the 3D physics,
- * the solver and the servo code against the model. Used by test/sim/fidelity*.test.ts and `npm run bench -- fidelity`.
+ * the solver and the servo code against the model. Used by test/lab/fidelity*.test.ts and `npm run bench -- fidelity`.
  */
-import type { ModelSpec } from '../core/registers.ts';
-import { degToPosition, modelSpec, positionToDeg } from '../core/registers.ts';
+import type { ModelSpec } from '../dynamixel/registers.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import { PhysicsWorld } from './world.ts';
-import { SimServo } from './servo.ts';
+import { PhysicsWorld } from '../sim/world.ts';
+import { SimServo } from '../sim/servo.ts';
 import {
   type ServoModel,
   effectiveStallTorque,
@@ -16,7 +16,7 @@ import {
   noLoadSpeed,
   servoModel,
   stallTorque,
-} from './servo-models.ts';
+} from '../sim/servo-models.ts';
 
 const DEG = Math.PI / 180;
 const G = 9.80665;

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- fidelity`: the identification testbench per servo model, twin vs a one-joint reference
- * integration of the published model (SERVO-MODELS.md), as a table.
+ * integration of the published model (docs/reference/servo-models.md), as a table.
  */
 import {
   FIDELITY_MODELS,

@@ -59,7 +59,7 @@ export interface ServerOptions {
   readonly logger?: Logger;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
-  /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (CONTRACT.md 8). */
+  /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (docs/reference/contract.md 8). */
   readonly compat?: 'pypot';
   /** Header, request and idle timeouts of the HTTP connections (ms). */
   readonly timeouts?: Partial<HttpTimeouts>;

@@ -53,7 +53,7 @@ const tableSchema = z.strictObject({
   kind: z.enum(['table', 'floor']).default('table'),
 });
 
-/** A printed marker card of the sim world (FACTS.md 7): where it lies at start, out of the camera's view. */
+/** A printed marker card of the sim world (docs/reference/camera.md 7): where it lies at start, out of the camera's view. */
 const cardSchema = z.strictObject({
   name,
   /** Marker id encoded on the card. */
@@ -99,7 +99,7 @@ export const robotConfigSchema = z
     /** What surrounds the robot in the twin: the table and the marker cards (sim only). */
     world: worldSchema.default({ table: null, cards: [] }),
     startup: startupSchema.default({ safeCompliant: [], pose: {} }),
-    /** How the commands of several running primitives on one register combine (FACTS.md 4.6). */
+    /** How the commands of several running primitives on one register combine (docs/reference/pypot.md 4.6). */
     primitiveCombine: z.enum(['sum', 'mean']).default('mean'),
   })
   .superRefine((cfg, ctx) => {

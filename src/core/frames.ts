@@ -1,5 +1,5 @@
 /**
- * The one place that owns the three angle frames of a motor (FACTS.md section 0):
+ * The one place that owns the three angle frames of a motor (docs/reference/robots.md 0):
  * - raw (deg): what the servo's position register means; 0 = middle of the encoder range.
  * - user (deg): what REST exposes. user = raw * s - offset, s = +1 (direct) or -1 (indirect).
  * - joint (rad): the URDF joint variable. joint = raw in radians (our URDFs are written so that no axis flip is needed).

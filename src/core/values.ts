@@ -69,7 +69,7 @@ export function parseIntegerArray(
   return nums;
 }
 
-/** `wait` of the goto bodies: true only for true, "true", "True", 1, "1" (CONTRACT.md 2). */
+/** `wait` of the goto bodies: true only for true, "true", "True", 1, "1" (docs/reference/contract.md 2). */
 export function parseWait(value: unknown): boolean {
   return value === true || value === 1 || value === 'true' || value === 'True' || value === '1';
 }

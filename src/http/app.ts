@@ -22,7 +22,7 @@ export interface AppOptions {
   /** Body size limit, bytes (default 1 MiB). */
   readonly bodyLimit?: number;
   readonly title?: string;
-  /** What clients observe (default: CONTRACT.md 1-7; pypot: CONTRACT.md 8). */
+  /** What clients observe (default: docs/reference/contract.md 1-7; pypot: docs/reference/contract.md 8). */
   readonly profile?: Profile;
   /** Bumped around every request that may change the robot (answers cached per tick watch it). */
   readonly changes?: ChangeCounter;
@@ -37,7 +37,7 @@ export interface AppOptions {
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
-/** The headers of every answer when any origin is allowed (CONTRACT.md 1). */
+/** The headers of every answer when any origin is allowed (docs/reference/contract.md 1). */
 const OPEN_HEADERS = { 'cache-control': 'no-store', 'access-control-allow-origin': '*' };
 
 /** What the app keeps of each route, for the error handler and the profile. */

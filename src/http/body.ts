@@ -1,5 +1,5 @@
 /**
- * Request bodies, read as CONTRACT.md 1 says: JSON first whatever the Content-Type; else form fields whose
+ * Request bodies, read as docs/reference/contract.md 1 says: JSON first whatever the Content-Type; else form fields whose
  * values are read as JSON where they parse; else plain text. Bodies nested deeper than MAX_DEPTH are refused
  * (400) before anything walks them, and form fields live in an object without a prototype, so a field named
  * `__proto__` is only a field.

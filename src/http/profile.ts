@@ -1,7 +1,7 @@
 /**
  * Client profiles: what a client observes of an answer, chosen once (`--compat`) and applied by the app around
- * every route. The default profile answers as CONTRACT.md 1-7 say; `pypot` answers as pypot 5.0.2 does where its
- * clients depend on it (CONTRACT.md 8, FACTS.md 5 and 9). Validation, clamping and safety are the same in both:
+ * every route. The default profile answers as docs/reference/contract.md 1-7 say; `pypot` answers as pypot 5.0.2 does where its
+ * clients depend on it (docs/reference/contract.md 8, docs/reference/pypot.md 5, docs/reference/robots.md 9). Validation, clamping and safety are the same in both:
  * a profile only renames statuses, keys and content types, and picks the motion policy below.
  */
 import { createHash } from 'node:crypto';
@@ -50,7 +50,7 @@ export const defaultProfile: Profile = {
   failure: () => undefined,
 };
 
-/** pypot's statuses for writes and actions (FACTS.md 5). */
+/** pypot's statuses for writes and actions (docs/reference/pypot.md 5). */
 const PYPOT_STATUS: Readonly<Record<string, number>> = {
   'POST /motors/:motor/registers/:register/value.json': 202,
   'POST /motors/:motor/goto.json': 202,
@@ -95,7 +95,7 @@ export interface PypotProfileOptions {
 
 export function pypotProfile(opts: PypotProfileOptions = {}): Profile {
   const answers: Readonly<Record<string, (answer: Record<string, unknown>) => unknown>> = {
-    // pypot's key only (CONTRACT.md 8)
+    // pypot's key only (docs/reference/contract.md 8)
     'GET /primitives/running/list.json': ({ running_primitives }) => ({ running_primitives }),
     'GET /sensors/code/list.json': (answer) => ({
       ...answer,

@@ -31,7 +31,7 @@ export interface RouteSpec {
   /** One line for the index page and the OpenAPI summary. */
   readonly summary: string;
   readonly handler: (req: RouteRequest) => unknown;
-  /** A GET that carries a body (REST-API.md 4.6 rpy.json); fastify does not parse GET bodies itself. */
+  /** A GET that carries a body (docs/reference/rest-api.md 4.6 rpy.json); fastify does not parse GET bodies itself. */
   readonly getWithBody?: boolean;
   /**
    * The body, an object of fields after the lenient reading (no body = {}, form fields, JSON object); when set,

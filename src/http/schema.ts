@@ -1,6 +1,6 @@
 /**
  * The zod pieces the routes declare their inputs and answers with (one choice, used everywhere). They keep the
- * lenient rules of CONTRACT.md 1 and 2: numbers also as decimal strings, `wait` true only for true/"true"/"True"/1/"1",
+ * lenient rules of docs/reference/contract.md 1 and 2: numbers also as decimal strings, `wait` true only for true/"true"/"True"/1/"1",
  * positions as "x,y,z" strings or arrays. Each schema documents itself in the OpenAPI document (input side).
  */
 import { z } from 'zod';
@@ -48,7 +48,7 @@ export const anyValue = z.unknown().meta({
   description: 'the new value as JSON (number, boolean, string or array); form field "value" works too',
 });
 
-/** The error body of every failure (CONTRACT.md 1). */
+/** The error body of every failure (docs/reference/contract.md 1). */
 export const errorBody = z
   .object({
     error: z.string().meta({ description: 'what went wrong, one sentence' }),

@@ -31,7 +31,7 @@ const GOAL = 60 * DEG;
 
 const XL320 = servoModel(modelSpec('XL-320'));
 const STALL = stallTorque(XL320);
-/** The P law in its linear range (N.m/rad) and the back-EMF (N.m.s/rad): SERVO-MODELS.md section 1 at P 32. */
+/** The P law in its linear range (N.m/rad) and the back-EMF (N.m.s/rad): docs/reference/servo-models.md 1 at P 32. */
 const STIFFNESS = STALL * XL320.errorGain * 32;
 const DAMPING = (XL320.kt * XL320.kt) / XL320.r;
 

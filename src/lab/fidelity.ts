@@ -1,5 +1,5 @@
 /**
- * The identification testbench of SERVO-MODELS.md §4, reproduced twice: a pendulum on one servo in the twin's
+ * The identification testbench of docs/reference/servo-models.md 4, reproduced twice: a pendulum on one servo in the twin's
  * physics world (Rapier bodies and joint, the SimServo firmware model, the friction motor) and a one-joint
  * reference integration written straight from the published equations. Comparing the two checks the 3D physics,
  * the solver and the servo code against the model. Used by test/lab/fidelity*.test.ts and `npm run bench -- fidelity`.
@@ -137,7 +137,7 @@ function goalCounts(spec: ModelSpec, deg: number): number {
 }
 
 /**
- * The same bench as one ODE, from SERVO-MODELS.md alone: duty = clamp(error * Kp * error_gain), the DC motor line,
+ * The same bench as one ODE, from docs/reference/servo-models.md alone: duty = clamp(error * Kp * error_gain), the DC motor line,
  * gravity on the point mass, and the friction budget clipping the torque that would stop the joint (the way the
  * identification simulator applies it). Integrated at a finer step than the twin; samples every `dt`.
  */
@@ -179,7 +179,7 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
   return run;
 }
 
-// ---- Trajectories (SERVO-MODELS §4) ----
+// ---- Trajectories (docs/reference/servo-models.md 4) ----
 
 export function stepProgram(from: number, to: number, duration = 1.5): Program {
   return { duration, start: from, at: (t) => ({ goal: t < 0.1 ? from : to, torqueOn: true, external: 0 }) };

@@ -2,7 +2,7 @@
  * A recorded move in memory, and the pypot move file format:
  * `{"framerate": 50, "positions": {"<t>": {"<motor>": [position deg, speed deg/s]}}}`
  * where `<t>` is elapsed seconds as decimal text (pypot writes Python float repr: "0.0", "0.0200212001800537",
- * "4.0531158447265625e-06"). See CONTRACT.md section 4 and FACTS.md section 4.7.
+ * "4.0531158447265625e-06"). See docs/reference/contract.md 4 and docs/reference/pypot.md 4.7.
  */
 import { RobotError, badRequest } from '../core/errors.ts';
 

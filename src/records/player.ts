@@ -1,5 +1,5 @@
 /**
- * Replaying a move (FACTS.md 4.7, CONTRACT.md 4): the motors of the move are made stiff; if any is more than 5 degrees
+ * Replaying a move (docs/reference/pypot.md 4.7, docs/reference/contract.md 4): the motors of the move are made stiff; if any is more than 5 degrees
  * from the start frame (the first one, the last one when backwards) they first travel there together along a
  * minimum-jerk path; then each control tick sets the goals from the move, interpolated linearly between samples.
  * The player is the primitive `_<move>_player`: it posts requests, the primitive manager writes the motors.

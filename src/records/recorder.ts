@@ -1,6 +1,6 @@
 /**
  * Recording a move: 50 Hz samples of [present_position, present_speed] of the recorded motors, keyed by the seconds
- * elapsed since the recording started (FACTS.md 4.7, CONTRACT.md 4). The recorder is the primitive
+ * elapsed since the recording started (docs/reference/pypot.md 4.7, docs/reference/contract.md 4). The recorder is the primitive
  * `_<move>_recorder`; it samples on the robot's control tick, right after the state is read, so each key is the
  * time the sampled state belongs to.
  */

@@ -1,5 +1,5 @@
 /**
- * Recorded moves (REST-API.md 4.4, CONTRACT.md 4): record, save, list, read, play, stop, delete.
+ * Recorded moves (docs/reference/rest-api.md 4.4, docs/reference/contract.md 4): record, save, list, read, play, stop, delete.
  * Saved moves live in the RecordStore (the disk is the truth); recordings and replays in progress live here.
  * Operations on one move name run one at a time, so no request sees a half-done change of another.
  */

@@ -1,6 +1,6 @@
 /**
  * The REST view of a motor's registers: one typed entry per register with its reader and, for writable ones, the
- * parser and effect (CONTRACT.md 2). Nothing here is reached by reflection: unknown names are 404, others 403.
+ * parser and effect (docs/reference/contract.md 2). Nothing here is reached by reflection: unknown names are 404, others 403.
  */
 import { badRequest, hardwareError, notFound, readOnly } from '../core/errors.ts';
 import {

@@ -1,6 +1,6 @@
 /**
  * One motor as the robot sees it: the last state read from the bus and the commands to write, in user units
- * (FACTS.md section 0). Conversions to raw registers happen in the control loop through src/dynamixel/registers.ts.
+ * (docs/reference/robots.md 0). Conversions to raw registers happen in the control loop through src/dynamixel/registers.ts.
  */
 import type { MotorConfig } from '../config/robot-config.ts';
 import { type AngleFrame, rawToUser, userToRaw } from '../core/frames.ts';

@@ -1,12 +1,12 @@
 /**
  * Measured (and derived) models of the Dynamixel servos the twin simulates: firmware P loop, DC motor line, armature
- * and gearbox friction. The numbers of the XL-320 and MX-64 are the BAM identifications (SERVO-MODELS.md §3, model
+ * and gearbox friction. The numbers of the XL-320 and MX-64 are the BAM identifications (docs/reference/servo-models.md 3, model
  * m6, the best fit to real trajectories); the AX-12A and MX-28 have no identified model and are derived below from
- * their datasheets as SERVO-MODELS.md §3 says. All values are SI at the output shaft.
+ * their datasheets as docs/reference/servo-models.md 3 says. All values are SI at the output shaft.
  */
 import type { ModelSpec } from '../dynamixel/registers.ts';
 
-/** Gearbox friction budget parameters (SERVO-MODELS.md §2); unset terms are zero. */
+/** Gearbox friction budget parameters (docs/reference/servo-models.md 2); unset terms are zero. */
 export interface FrictionParams {
   /** Coulomb (friction_base), N.m. */
   readonly kc: number;
@@ -43,7 +43,7 @@ export interface ServoModel {
   readonly friction: FrictionParams;
   /** The datasheet's stall torque (N.m) and no-load speed (deg/s) at `vin`: the yardstick of the derived models. */
   readonly datasheet: { readonly stallTorque: number; readonly noLoadDegS: number };
-  /** Identified on a real servo (BAM), or derived from the datasheet (SERVO-MODELS.md §3). */
+  /** Identified on a real servo (BAM), or derived from the datasheet (docs/reference/servo-models.md 3). */
   readonly measured: boolean;
 }
 
@@ -69,7 +69,7 @@ const XL320: ServoModel = {
     kExtQuad: 0.0047109,
     kMotQuad: 0.0036164,
   },
-  // ROBOTIS e-manual at 7.4 V: 0.39 N.m, 114 rpm. The real servo is much weaker and slower (SERVO-MODELS.md §3).
+  // ROBOTIS e-manual at 7.4 V: 0.39 N.m, 114 rpm. The real servo is much weaker and slower (docs/reference/servo-models.md 3).
   datasheet: { stallTorque: 0.39, noLoadDegS: 684 },
   measured: true,
 };
@@ -102,7 +102,7 @@ const MX64: ServoModel = {
 };
 
 /**
- * A servo with no identified model, built from its datasheet as SERVO-MODELS.md §3 says:
+ * A servo with no identified model, built from its datasheet as docs/reference/servo-models.md 3 says:
  * - the MX family's error gain and duty ceiling (the AX firmware is the same generation of ATmega P loop);
  * - friction scaled from the MX-64 by the datasheet stall torque ratio: the torque terms (Kc, Kcs, N.m) and the
  *   viscous term (N.m.s/rad) scale with the ratio; the load factors are ratios of torques and stay; the quadratic
@@ -204,7 +204,7 @@ export function motorTorque(m: ServoModel, duty: number, dq: number, vin = m.vin
 
 /**
  * The gearbox friction budget (N.m, >= 0) at speed dq with motor torque tauM and external torque tauE (the torque
- * the load applies about the axis, gravity positive when it turns the joint positively). SERVO-MODELS.md §2, M6
+ * the load applies about the axis, gravity positive when it turns the joint positively). docs/reference/servo-models.md 2, M6
  * (M1/M4 are the same formula with the extra terms zero).
  */
 export function frictionBudget(f: FrictionParams, dq: number, tauM: number, tauE: number): number {

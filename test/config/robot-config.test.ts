@@ -1,4 +1,4 @@
-/** Robot configs: the three built-in ones validate and match FACTS.md; a config error names its field. */
+/** Robot configs: the three built-in ones validate and match docs/reference/robots.md 1.1, 2.1, 3.1; a config error names its field. */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,7 +48,7 @@ function configError(data: unknown): ConfigError {
 
 describe('robot configs', () => {
   for (const robot of ROBOTS) {
-    it(`${robot.name}: validates and matches FACTS.md (order, ids, models, aliases)`, async () => {
+    it(`${robot.name}: validates and matches docs/reference/robots.md (order, ids, models, aliases)`, async () => {
       const cfg = await loadRobotConfig(robot.name);
       expect(cfg.source).to.equal(path.join(ROOT, 'robots', `${robot.name}.json`));
       expect(cfg.urdfPath).to.equal(path.join(ROOT, 'urdf', `${robot.name}.urdf`));
@@ -58,7 +58,7 @@ describe('robot configs', () => {
       expect(Object.keys(cfg.aliases)).to.deep.equal(Object.keys(robot.aliases));
       for (const [alias, motors] of Object.entries(robot.aliases))
         expect(expandAlias(cfg, alias), alias).to.deep.equal(motors);
-      // user limits = raw limits x orientation - offset, in FACTS.md's order
+      // user limits = raw limits x orientation - offset, in the order of docs/reference/robots.md 1.1, 2.1, 3.1
       for (const m of cfg.motors) {
         const f = robot.motors.find((x) => x.name === m.name)!;
         const s = m.orientation === 'direct' ? 1 : -1;

@@ -1,4 +1,4 @@
-/** The control tables against FACTS.md 8.3 / 8.5 (pypot's addresses) and the sim's model facts. */
+/** The control tables against docs/reference/dynamixel.md 8.3 / 8.5 (pypot's addresses) and the sim's model facts. */
 import { expect } from 'chai';
 import {
   controlTable,
@@ -15,7 +15,7 @@ const MX28 = controlTable(MODELS['MX-28']);
 const MX64 = controlTable(MODELS['MX-64']);
 
 describe('Dynamixel control tables', () => {
-  it("puts every bus register at pypot's addresses (FACTS.md 8.5), protocol 1 vs XL-320", () => {
+  it("puts every bus register at pypot's addresses (docs/reference/dynamixel.md 8.5), protocol 1 vs XL-320", () => {
     const expected: [string, number, number][] = [
       // register, protocol-1 address, XL-320 address
       ['goal_position', 30, 30],

@@ -1,4 +1,4 @@
-/** Packets byte for byte against the ROBOTIS e-manual examples (FACTS.md 8.1, 8.2), and the streaming parser. */
+/** Packets byte for byte against the ROBOTIS e-manual examples (docs/reference/dynamixel.md 8.1, 8.2), and the streaming parser. */
 import { expect } from 'chai';
 import {
   Instruction,

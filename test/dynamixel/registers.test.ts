@@ -1,4 +1,4 @@
-/** Raw <-> SI conversions against the FACTS.md 8.5 examples, and the per-model register tables (CONTRACT.md 2). */
+/** Raw <-> SI conversions against the docs/reference/dynamixel.md 8.5 examples, and the per-model register tables (docs/reference/contract.md 2). */
 import { expect } from 'chai';
 import {
   LED_COLOURS,
@@ -30,7 +30,7 @@ const AX = MODELS['AX-12'];
 const MX28 = MODELS['MX-28'];
 const MX64 = MODELS['MX-64'];
 
-describe('register conversions (FACTS.md 8.5)', () => {
+describe('register conversions (docs/reference/dynamixel.md 8.5)', () => {
   describe('position', () => {
     it('XL-320 / AX-12: 0 -> -150, 1023 -> 150, 512 -> 0.15, 0 deg -> 512', () => {
       for (const spec of [XL, AX]) {
@@ -56,7 +56,7 @@ describe('register conversions (FACTS.md 8.5)', () => {
 
     it('rounds to 0.01 degree and clamps writes into the register range', () => {
       expect(positionToDeg(XL, 100)).to.equal(-120.67); // 300*100/1023 - 150 = -120.674...
-      expect(degToPosition(XL, -90)).to.equal(205); // FACTS.md 1.1: raw -90 -> register 205
+      expect(degToPosition(XL, -90)).to.equal(205); // docs/reference/robots.md 1.1: raw -90 -> register 205
       expect(positionToDeg(XL, 205)).to.equal(-89.88);
       expect(degToPosition(XL, 400)).to.equal(1023);
       expect(degToPosition(XL, -400)).to.equal(0);
@@ -181,7 +181,7 @@ describe('register conversions (FACTS.md 8.5)', () => {
   });
 });
 
-describe('model tables (CONTRACT.md 2, FACTS.md 4.1 and 8.5)', () => {
+describe('model tables (docs/reference/contract.md 2, docs/reference/pypot.md 4.1, docs/reference/dynamixel.md 8.5)', () => {
   it('each model lists its registers in CONTRACT order', () => {
     for (const model of ['AX-12', 'MX-28', 'MX-64', 'XL-320'] as const) {
       expect([...motorRegisters(MODELS[model])], model).to.deep.equal([

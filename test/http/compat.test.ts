@@ -1,5 +1,5 @@
 /**
- * The pypot profile (`--compat=pypot`, CONTRACT.md 8): the requests of pypot 5.0.2's REST test suite (27 tests,
+ * The pypot profile (`--compat=pypot`, docs/reference/contract.md 8): the requests of pypot 5.0.2's REST test suite (27 tests,
  * Python `requests` with `Content-Type: application/json`, an Ergo Jr, the move `unit_test`, the primitive
  * `base_posture`), written here, with what a pypot client relies on; then the request sets of the Scratch
  * extension and of the recorder web page (a JSON body labelled as a form, `JSON.parse` of the answer text) in both

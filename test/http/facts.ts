@@ -1,5 +1,5 @@
 /**
- * The robots as ../shared/reference/FACTS.md (1.1, 2.1, 3.1) and CONTRACT.md 2 describe them, written out by hand so
+ * The robots as docs/reference/robots.md 1.1, 2.1, 3.1 and docs/reference/contract.md 2 describe them, written out by hand so
  * that the tests check the server against the documents, not against the server's own tables.
  */
 
@@ -26,7 +26,7 @@ export interface RobotFact {
   readonly framed: string;
   /**
    * How close (degrees) a stiff motor of `pair` ends a goto to its target, at the answer of a `wait`. The measured
-   * servo models (SERVO-MODELS.md 3, M6) give the XL-320 gearbox a static friction of 0.0163 N.m against a P slope of
+   * servo models (docs/reference/servo-models.md 3, M6) give the XL-320 gearbox a static friction of 0.0163 N.m against a P slope of
    * 0.38 N.m/rad at Kp 32: with P alone it stops anywhere within 2.4 degrees of the goal; the I term pypot sets on
    * the Ergo Jr (pid 4, 2, 0) winds up during the move and grinds the rest in over seconds. Measured on the twin at
    * the answer of 1 s gotos of 15 to 60 degrees on m1 and m4: up to 2.6 degrees, 3.4 under --speed max. The MX
@@ -142,7 +142,7 @@ export const HUMANOID: RobotFact = {
 
 export const ROBOTS: readonly RobotFact[] = [ERGO_JR, TORSO, HUMANOID];
 
-/** CONTRACT.md 2: the `registers` list, common part then per model. */
+/** docs/reference/contract.md 2: the `registers` list, common part then per model. */
 export const COMMON_REGISTERS = [
   'registers',
   'goal_speed',
@@ -175,7 +175,7 @@ export function registersOf(model: Model): string[] {
   return [...COMMON_REGISTERS, ...MODEL_EXTRAS[model]];
 }
 
-/** CONTRACT.md 2: writable registers; everything else is read-only (403). */
+/** docs/reference/contract.md 2: writable registers; everything else is read-only (403). */
 export const WRITABLE = [
   'goal_position',
   'goal_speed',
@@ -192,7 +192,7 @@ export const WRITABLE = [
 
 export const LED_COLOURS = ['off', 'red', 'green', 'yellow', 'blue', 'pink', 'cyan', 'white'];
 
-/** Largest moving_speed in deg/s (FACTS.md 8.5: 1023 units x 6 x rpm per unit). */
+/** Largest moving_speed in deg/s (docs/reference/dynamixel.md 8.5: 1023 units x 6 x rpm per unit). */
 export const MAX_SPEED: Readonly<Record<Model, number>> = {
   'XL-320': 681.32,
   'AX-12': 681.32,
@@ -200,7 +200,7 @@ export const MAX_SPEED: Readonly<Record<Model, number>> = {
   'MX-64': 699.73,
 };
 
-/** goal_speed turns towards +-this (FACTS.md 4.2). */
+/** goal_speed turns towards +-this (docs/reference/pypot.md 4.2). */
 export const GOAL_SPEED_TRAVEL: Readonly<Record<Model, number>> = {
   'XL-320': 150,
   'AX-12': 150,
@@ -231,7 +231,7 @@ export function fact(robot: RobotFact, motor: string): MotorFact {
   return f;
 }
 
-/** Checks an error answer is CONTRACT.md 1's JSON body of three strings. */
+/** Checks an error answer is docs/reference/contract.md 1's JSON body of three strings. */
 export function isErrorBody(body: unknown): boolean {
   if (!body || typeof body !== 'object') return false;
   const b = body as Record<string, unknown>;

@@ -1,5 +1,5 @@
 /**
- * Every /motors endpoint (REST-API.md 4.2 with the CONTRACT.md 1-2 rules) on the three robots, over inject() on a
+ * Every /motors endpoint (docs/reference/rest-api.md 4.2 with the docs/reference/contract.md 1-2 rules) on the three robots, over inject() on a
  * sim whose clock moves only when the test advances it.
  */
 import { expect } from 'chai';
@@ -58,7 +58,7 @@ function track(request: Promise<LightMyRequestResponse>) {
 
 const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
 
-/** The type (and where it is fixed, the value) of every register, CONTRACT.md 2 and FACTS.md 4.2. */
+/** The type (and where it is fixed, the value) of every register, docs/reference/contract.md 2 and docs/reference/pypot.md 4.2. */
 function checkRegisterValue(reg: string, v: unknown, f: MotorFact, what: string): void {
   const num = () => expect(v, what).to.be.a('number').and.satisfy(Number.isFinite);
   switch (reg) {
@@ -131,7 +131,7 @@ function checkRegisterValue(reg: string, v: unknown, f: MotorFact, what: string)
       expect(LED_COLOURS, what).to.include(v);
       break;
     default:
-      expect.fail(`register ${reg} is not in CONTRACT.md 2`);
+      expect.fail(`register ${reg} is not in docs/reference/contract.md 2`);
   }
 }
 
@@ -199,7 +199,7 @@ for (const robot of ROBOTS) {
         }
       });
 
-      it('gives the limits in the user frame (FACTS.md tables)', async () => {
+      it('gives the limits in the user frame (docs/reference/robots.md 1.1, 2.1, 3.1)', async () => {
         for (const f of robot.motors) {
           expect(await value(s, f.name, 'angle_limit'), f.name).to.deep.equal([f.lower, f.upper]);
           expect(await value(s, f.name, 'lower_limit'), f.name).to.equal(f.lower);
@@ -406,7 +406,7 @@ for (const robot of ROBOTS) {
         expect(Math.abs(((await value(s, m, 'present_position')) as number) - present)).to.be.below(1);
       });
 
-      it('goal_speed turns towards the end of the range at that speed; 0 holds (FACTS.md 4.2)', async () => {
+      it('goal_speed turns towards the end of the range at that speed; 0 holds (docs/reference/pypot.md 4.2)', async () => {
         const m = robot.pair[0];
         const f = fact(robot, m);
         await standStill(s); // a limp arm would lie on the table, and the base would drag it

@@ -1,4 +1,4 @@
-/** CONTRACT.md 1 and 7: HTTP in general (headers, CORS, bodies, errors), GET /, /robot.json, /ip.json. */
+/** docs/reference/contract.md 1 and 7: HTTP in general (headers, CORS, bodies, errors), GET /, /robot.json, /ip.json. */
 import os from 'node:os';
 import { expect } from 'chai';
 import sinon from 'sinon';
@@ -21,7 +21,7 @@ function expectError(res: LightMyRequestResponse, status: number): Record<string
   return body;
 }
 
-describe('HTTP protocol (CONTRACT.md 1)', function () {
+describe('HTTP protocol (docs/reference/contract.md 1)', function () {
   this.timeout(20000);
   let s: TestServer;
   beforeEach(async () => {
@@ -320,7 +320,7 @@ describe('body limit is configurable (buildApp bodyLimit)', () => {
   });
 });
 
-describe('GET /, /robot.json, /ip.json (REST-API.md 4.1, CONTRACT.md 7)', function () {
+describe('GET /, /robot.json, /ip.json (docs/reference/rest-api.md 4.1, docs/reference/contract.md 7)', function () {
   for (const robot of ['ergo-jr', 'torso', 'humanoid'] as const) {
     describe(robot, () => {
       let s: TestServer;

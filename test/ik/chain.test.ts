@@ -19,7 +19,7 @@ function expectVecClose(
   );
 }
 
-/** FACTS.md §6 reference table: user degrees -> end position (m) and X axis of the end frame. */
+/** docs/reference/robots.md 6 reference table: user degrees -> end position (m) and X axis of the end frame. */
 const ERGO_REFERENCE: [string, number[], number[], number[]][] = [
   ['all 0', [0, 0, 0, 0, 0, 0], [0, -0.172, 0.1558], [0, 0, 1]],
   ['rest_posture', [0, -90, 35, 0, 55, -5], [0, -0.0604, 0.128], [0, 0.0872, 0.9962]],
@@ -41,7 +41,7 @@ const TORSO_REFERENCE: [string, string, number[], number[]][] = [
 ];
 
 describe('ik/chain: forward kinematics', () => {
-  describe('Ergo Jr chain matches the FACTS §6 reference table', () => {
+  describe('Ergo Jr chain matches the docs/reference/robots.md 6 reference table', () => {
     for (const [label, user, position, xAxis] of ERGO_REFERENCE) {
       it(label, async () => {
         const chain = await loadChain('ergo-jr', 'chain');
@@ -52,7 +52,7 @@ describe('ik/chain: forward kinematics', () => {
     }
   });
 
-  describe('Torso arm chains match the FACTS §6 / §10 reference values', () => {
+  describe('Torso arm chains match the docs/reference/robots.md 6 / 10 reference values', () => {
     for (const [name, label, user, position] of TORSO_REFERENCE) {
       it(`${name} ${label}`, async () => {
         const chain = await loadChain('torso', name);
@@ -79,7 +79,7 @@ describe('ik/chain: forward kinematics', () => {
     const rand = mulberry32(3);
     for (let i = 0; i < 20; i++) {
       const l = [0, 0, 0, ...[0, 0, 0, 0].map(() => (rand() - 0.5) * 60)];
-      // PuppetMaster's mirror rule (FACTS §2.4), user degrees: right = (+, -, -, +) x left for shoulder_y, shoulder_x, arm_z, elbow_y.
+      // PuppetMaster's mirror rule (docs/reference/robots.md 2.4), user degrees: right = (+, -, -, +) x left for shoulder_y, shoulder_x, arm_z, elbow_y.
       const r = [0, 0, 0, l[3]!, -l[4]!, -l[5]!, l[6]!];
       const pl = left.forward(l).position;
       const pr = right.forward(r).position;

@@ -28,12 +28,12 @@ describe('/ik routes', function () {
       expect(res.statusCode).to.equal(200);
       const body = json(res);
       expect(body.xyz).to.match(/^-?\d+(\.\d{1,4})?,-?\d+(\.\d{1,4})?,-?\d+(\.\d{1,4})?$/);
-      // The Ergo Jr starts in its rest posture: FACTS.md 6 gives (0, -0.0604, 0.128).
+      // The Ergo Jr starts in its rest posture: docs/reference/robots.md 6 gives (0, -0.0604, 0.128).
       expect(dist(parse(body.xyz), [0, -0.0604, 0.128])).to.be.below(0.003);
       expect(parse(body.rot)).to.have.length(3);
     });
 
-    // The XL-320s sag under the arm's weight (SERVO-MODELS.md: the real ones are that weak) until the I term pypot
+    // The XL-320s sag under the arm's weight (docs/reference/servo-models.md: the real ones are that weak) until the I term pypot
     // sets on the Ergo Jr (pid 4, 2, 0) grinds the error in: measured on the twin, 10 mm off at the answer of this
     // goto, 3 mm after 2 s, 1.4 mm after 3 s (for a more loaded pose, 8 mm after 3 s, 1.4 after 5 s). The physics is checked
     // once the servos have settled, 5 s.
@@ -55,7 +55,7 @@ describe('/ik routes', function () {
 
     it('goto with rot or rpy reaches a reachable orientation (array xyz accepted)', async () => {
       await standStill(s);
-      // Target pose = FK of the curious posture (FACTS.md 6), given as position + X axis, then as full rpy.
+      // Target pose = FK of the curious posture (docs/reference/robots.md 6), given as position + X axis, then as full rpy.
       const chain = buildChains(s.config, await loadUrdf(s.config.urdfPath)).get('chain')!;
       const pose = chain.forward([0, -15, 40, 0, -35, -60]);
       const xyz = [...pose.position];

@@ -1,5 +1,5 @@
 /**
- * The identification testbench (SERVO-MODELS.md §4) in the twin's physics against a one-joint integration of the
+ * The identification testbench (docs/reference/servo-models.md 4) in the twin's physics against a one-joint integration of the
  * same published model: the 3D solver, the friction motor and the servo code must reproduce the equations.
  */
 import { expect } from 'chai';

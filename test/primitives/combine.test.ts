@@ -1,4 +1,4 @@
-/** The manager combines the requests of running primitives per motor and register (FACTS.md 4.6). */
+/** The manager combines the requests of running primitives per motor and register (docs/reference/pypot.md 4.6). */
 import { expect } from 'chai';
 import { PrimitiveManager } from '../../src/primitives/manager.ts';
 import { silentLogger } from '../../src/core/logger.ts';

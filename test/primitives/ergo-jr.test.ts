@@ -1,4 +1,4 @@
-/** The Ergo Jr's postures, dance and demos (FACTS.md 1.4), LEDs included, on the twin. */
+/** The Ergo Jr's postures, dance and demos (docs/reference/robots.md 1.4), LEDs included, on the twin. */
 import { expect } from 'chai';
 import {
   POSTURES,

@@ -1,5 +1,5 @@
 /**
- * From outside over HTTP: every built-in primitive of each robot starts, pauses, resumes and stops as CONTRACT.md 5
+ * From outside over HTTP: every built-in primitive of each robot starts, pauses, resumes and stops as docs/reference/contract.md 5
  * says, and its effect shows in the motors' registers.
  */
 import { expect } from 'chai';
@@ -53,7 +53,7 @@ async function snapshot(s: TestServer) {
 
 describe('primitives: every built-in over HTTP', function () {
   for (const robot of Object.keys(EXPECTED)) {
-    it(`${robot}: start, pause, resume, stop answer as CONTRACT.md 5 says and each one has a visible effect`, async () => {
+    it(`${robot}: start, pause, resume, stop answer as docs/reference/contract.md 5 says and each one has a visible effect`, async () => {
       const s = await simServer(robot);
       try {
         const names = json(await s.get('/primitives/list.json')).primitives as string[];

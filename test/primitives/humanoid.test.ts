@@ -1,4 +1,4 @@
-/** The Humanoid's own behaviours (FACTS.md 3.3) and its variants of the shared ones. */
+/** The Humanoid's own behaviours (docs/reference/robots.md 3.3) and its variants of the shared ones. */
 import { expect } from 'chai';
 import type { LimitTorque } from '../../src/primitives/builtins/poppy.ts';
 import { simServer, type TestServer } from '../helpers.ts';

@@ -1,4 +1,4 @@
-/** The primitive lifecycle on the robot clock (CONTRACT.md 5) and the races pypot had. */
+/** The primitive lifecycle on the robot clock (docs/reference/contract.md 5) and the races pypot had. */
 import { expect } from 'chai';
 import { simServer, type TestServer, standStill } from '../helpers.ts';
 import { Probe, recordingLogger } from './probes.ts';

@@ -1,4 +1,4 @@
-/** /primitives over HTTP: every endpoint and every bad input of CONTRACT.md 5. */
+/** /primitives over HTTP: every endpoint and every bad input of docs/reference/contract.md 5. */
 import { expect } from 'chai';
 import type { MethodSpec, PropertySpec } from '../../src/primitives/primitive.ts';
 import { json, simServer, type TestServer } from '../helpers.ts';
@@ -114,7 +114,7 @@ describe('primitives: REST', function () {
     expect(json(await s.get('/primitives/typed/stop.json'))).to.deep.equal({ typed: 'stopped' });
   });
 
-  it('start, pause, resume, stop answer as CONTRACT.md 5 says', async () => {
+  it('start, pause, resume, stop answer as docs/reference/contract.md 5 says', async () => {
     const get = async (verb: string) => {
       const res = await s.get(`/primitives/tinsel_demo/${verb}.json`);
       return { status: res.statusCode, body: res.json() };

@@ -72,7 +72,7 @@ for (const [robot, calls] of [
             } catch (err) {
               threw = err;
             }
-            // The state rules of CONTRACT.md 5, call by call.
+            // The state rules of docs/reference/contract.md 5, call by call.
             const expected = {
               start: before === 'stopped' ? 'running' : before,
               stop: 'stopped',

@@ -1,4 +1,4 @@
-/** The Torso's built-in behaviours do what FACTS.md 2.4 says, checked on the twin through the REST registers. */
+/** The Torso's built-in behaviours do what docs/reference/robots.md 2.4 says, checked on the twin through the REST registers. */
 import { expect } from 'chai';
 import type { TemperatureMonitoring } from '../../src/primitives/builtins/poppy.ts';
 import { json, simServer, untilAnswered, value, type TestServer } from '../helpers.ts';

@@ -1,4 +1,4 @@
-/** The records API over inject(): every rule of CONTRACT.md 4, the state machine, and every bad input. */
+/** The records API over inject(): every rule of docs/reference/contract.md 4, the state machine, and every bad input. */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -162,7 +162,7 @@ function loopSuite(
   });
 }
 
-// Tolerances measured on the twin with the servo models of SERVO-MODELS.md (RECORDS_VERBOSE=1 prints them). The
+// Tolerances measured on the twin with the servo models of docs/reference/servo-models.md (RECORDS_VERBOSE=1 prints them). The
 // XL-320s at pypot's Ergo Jr gains (Kp 32, 70 % torque) lag a hand-taught move by the back-EMF and the arm's weight:
 // RMS 3.7 to 10.6 degrees at speed 1 (m2, which carries the arm, the most), so 12. The Torso's MX servos track
 // within 2.6 on Rapier's scalar build and 3.1 on its SIMD build (l_shoulder_x after the travel), so 3.5. End poses

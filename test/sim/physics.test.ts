@@ -30,7 +30,7 @@ describe('sim physics (Torso)', function () {
   it('a stiff arm held out sideways sags as a P loop does, and an integral gain brings it within 1 degree', async () => {
     await stiffArmAt(90);
     await s.advance(2);
-    // MX firmware P 32: full duty at 10.9 degrees of error (SERVO-MODELS.md §1); the arm's weight takes a few.
+    // MX firmware P 32: full duty at 10.9 degrees of error (docs/reference/servo-models.md 1); the arm's weight takes a few.
     const sag = 90 - ((await value(s, 'l_shoulder_x', 'present_position')) as number);
     expect(sag).to.be.within(0.5, 6);
     await setValue(s, 'l_shoulder_x', 'pid', [4, 2, 0]);
@@ -146,7 +146,7 @@ describe('sim physics (Ergo Jr)', function () {
       const mid = (await value(s, 'm1', 'present_position')) as number;
       const speed = (await value(s, 'm1', 'present_speed')) as number;
       // Half way through the move the goal is at 45 degrees; the XL-320's P loop lags it by v / (w0 Kp error_gain)
-      // at the move's speed, about 15-25 degrees (SERVO-MODELS.md §1).
+      // at the move's speed, about 15-25 degrees (docs/reference/servo-models.md 1).
       expect(mid).to.be.within(10, 45);
       expect(speed).to.be.greaterThan(50);
       await s.advance(1);

@@ -98,7 +98,7 @@ describe('urdf/parse: our robot files', () => {
     });
   }
 
-  it('keeps the Ergo Jr kinematics and colours of FACTS 1.3', async () => {
+  it('keeps the Ergo Jr kinematics and colours of docs/reference/robots.md 1.3', async () => {
     const robot = await loadUrdf(path.join(URDF_DIR, 'ergo-jr.urdf'));
     const m6 = robot.joints.find((j) => j.name === 'm6')!;
     expect(m6.parent).to.equal('section_4');

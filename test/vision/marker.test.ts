@@ -14,7 +14,7 @@ import {
   markerPicture,
 } from '../../src/vision/marker.ts';
 
-/** The pictures of FACTS.md 7, as printed on the robot's cards. */
+/** The pictures of docs/reference/camera.md 7, as printed on the robot's cards. */
 const PICTURES: Record<string, string[]> = {
   tetris: [
     '#########',
@@ -76,8 +76,8 @@ function onBackground(card: Frame, x: number, y: number, width = 320, height = 2
   return { width, height, rgb };
 }
 
-describe('marker cards: the 9x9 Hamming(7,4) format (FACTS.md 7)', () => {
-  it('draws the three cards exactly as FACTS.md pictures them', () => {
+describe('marker cards: the 9x9 Hamming(7,4) format (docs/reference/camera.md 7)', () => {
+  it('draws the three cards exactly as docs/reference/camera.md 7 pictures them', () => {
     for (const [name, picture] of Object.entries(PICTURES))
       expect(markerPicture(MARKER_CODES[name]!)).to.equal(picture.join('\n'));
   });

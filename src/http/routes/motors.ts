@@ -46,7 +46,7 @@ const gotoAnswer = z.object({
 });
 
 /**
- * Starts a validated goto and answers as REST-API.md 4.2 says, after the motion when `wait`; a waited goto that a
+ * Starts a validated goto and answers as docs/reference/rest-api.md 4.2 says, after the motion when `wait`; a waited goto that a
  * newer command cut short answers `cancelled: true` (docs/api.md "Honest answers").
  */
 async function startGoto(

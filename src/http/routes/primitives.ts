@@ -1,4 +1,4 @@
-/** /primitives: list, lifecycle, declared properties and methods (REST-API.md 4.5, CONTRACT.md 5). */
+/** /primitives: list, lifecycle, declared properties and methods (docs/reference/rest-api.md 4.5, docs/reference/contract.md 5). */
 import type { MethodArgs, PrimitiveManager } from '../../primitives/manager.ts';
 import { z } from 'zod';
 import { bareValue, type Body } from '../body.ts';
@@ -138,7 +138,7 @@ export function primitiveRoutes(manager: PrimitiveManager): RouteSpec[] {
   ];
 }
 
-/** Arguments as the body gives them (CONTRACT.md 5). */
+/** Arguments as the body gives them (docs/reference/contract.md 5). */
 function argsOf(body: Body): MethodArgs {
   switch (body.kind) {
     case 'none':

@@ -58,7 +58,7 @@ const uploadBody = z
   })
   .meta({ description: "a move as pypot's Move.save writes it: {framerate, positions}" });
 
-/** REST-API.md 4.4 with the rules of CONTRACT.md 4. */
+/** docs/reference/rest-api.md 4.4 with the rules of docs/reference/contract.md 4. */
 export function recordRoutes(records: RecordsService): RouteSpec[] {
   const routes: RouteSpec[] = [
     route({

@@ -1,5 +1,5 @@
 /**
- * /sensors (REST-API.md 2.2 and 4.3, CONTRACT.md 3): the camera and the marker detector, on any backend that has
+ * /sensors (docs/reference/rest-api.md 2.2 and 4.3, docs/reference/contract.md 3): the camera and the marker detector, on any backend that has
  * a camera. Every sensor register is read-only.
  */
 import type { Camera, Frame } from '../../core/backend.ts';

@@ -1,5 +1,5 @@
 /**
- * The Poppy Ergo Jr behaviours (FACTS.md 1.4): postures, the dance, and the demos of poppy-ergo-jr, with their
+ * The Poppy Ergo Jr behaviours (docs/reference/robots.md 1.4): postures, the dance, and the demos of poppy-ergo-jr, with their
  * LED signals on the XL-320 `led` register.
  */
 import type { LedColour } from '../../dynamixel/registers.ts';

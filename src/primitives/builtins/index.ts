@@ -1,4 +1,4 @@
-/** Which built-in primitives a robot gets, in pypot's attach order (FACTS.md 1.2, 2.2, 3.2). */
+/** Which built-in primitives a robot gets, in pypot's attach order (docs/reference/robots.md 1.2, 2.2, 3.2). */
 import type { RobotConfig } from '../../config/robot-config.ts';
 import type { Primitive, PrimitiveContext } from '../primitive.ts';
 import { ARMS, HUMANOID_TORSO, LEGS, TORSO_TORSO } from './common.ts';

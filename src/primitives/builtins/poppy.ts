@@ -1,5 +1,5 @@
 /**
- * The Poppy Torso and Humanoid behaviours (FACTS.md 2.4 and 3.3), with pypot's numbers. Deviations are noted
+ * The Poppy Torso and Humanoid behaviours (docs/reference/robots.md 2.4 and 3.3), with pypot's numbers. Deviations are noted
  * where they are made.
  */
 import { sign } from '../../core/frames.ts';
@@ -15,7 +15,7 @@ export interface LimitTorqueOptions {
 
 /**
  * limit_torque (20 Hz): each motor's torque_limit follows its position error, torque_min at 0 degrees up to
- * torque_max at max_error and beyond, so a motor that holds still is gentle. pypot's teardown crashes (FACTS.md 9.6);
+ * torque_max at max_error and beyond, so a motor that holds still is gentle. pypot's teardown crashes (docs/reference/robots.md 9.6);
  * this one gives every motor back the torque_limit it had at start.
  */
 export class LimitTorque extends Behaviour {

@@ -147,7 +147,7 @@ export function torqueHeadroomCheck(
 }
 
 /**
- * What a P position servo following a moving goal cannot avoid (SERVO-MODELS.md 1 and 2), so that the tracking check
+ * What a P position servo following a moving goal cannot avoid (docs/reference/servo-models.md 1 and 2), so that the tracking check
  * flags only what the servo model does not explain (sag, saturation, a hit):
  * - a lag proportional to speed: the duty that the back-EMF asks at speed v (v kt / Vin) comes from an error of
  *   duty / (error gain x raw Kp). An XL-320 at Kp 32 lags 0.084 s x v (4.6 degrees at 54 deg/s), an MX-64 0.026 s x v;

@@ -12,7 +12,10 @@ const SELF = path.relative(ROOT, import.meta.filename);
 
 /** Names of the external reference files, built so that this file does not cite them itself. */
 const EXTERNAL = ['FACTS', 'CONTRACT', 'SERVO-MODELS', 'REST-API'].join('|');
-/** A citation of an external reference file ("X.md", "X.md 4.2", "X §6"), or a path into ../shared. */
+/**
+ * A citation of an external reference file ("X.md", "X.md 4.2", "X §6"), or a path into the specification folder
+ * kept beside the repository.
+ */
 const OUTSIDE = new RegExp(
   `\\b(?:${EXTERNAL})(?:\\.md\\b|\\s*§)|\\.\\./shared\\b|\\bshared/(?:reference|spec)/`,
 );

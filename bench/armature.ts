@@ -1,7 +1,7 @@
 /** `npm run bench -- armature`: the armature probe of src/lab/armature-probe.ts as a table. */
 import { pathToFileURL } from 'node:url';
 import { type ChainMode, referenceJoint1, runChain, runPendulum } from '../src/lab/armature-probe.ts';
-import { OFF_AXIS_ARMATURE_SHARE } from '../src/sim/world.ts';
+import { OFF_AXIS_ARMATURE_SHARE } from '../src/sim/build-world.ts';
 
 export async function runArmatureBench(): Promise<void> {
   console.log(

@@ -23,7 +23,7 @@ if (process.argv.includes('fidelity')) {
   await runFidelityBench();
   process.exit(0);
 }
-/** `npm run bench -- armature`: why the armature has an off-axis share (src/sim/world.ts). */
+/** `npm run bench -- armature`: why the armature has an off-axis share (src/sim/build-world.ts). */
 if (process.argv.includes('armature')) {
   await runArmatureBench();
   process.exit(0);
@@ -34,6 +34,15 @@ if (process.argv.includes('gotos')) {
   process.exit(0);
 }
 const fmt = (n: number, d = 1) => n.toFixed(d);
+/** `npm run bench -- fast`: the fast-mode real-time factors alone (a check that the physics got no slower). */
+if (process.argv.includes('fast')) {
+  for (const r of await runFastModeBench(quick ? 2 : 4))
+    console.log(
+      `fast-mode real-time factor ${r.robot.padEnd(9)} moving ${fmt(r.moving)}x, still ${fmt(r.still)}x ` +
+        `(${Math.round(r.stillResting * 100)} % of its steps at rest)`,
+    );
+  process.exit(0);
+}
 
 function row(name: string, value: string, target: string, ok: boolean, ratio?: number) {
   console.log(

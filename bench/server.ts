@@ -243,7 +243,7 @@ export interface FastModeResult {
   readonly robot: string;
   /** Every motor stepping between two goals 30 degrees apart every 0.4 sim seconds: the solver runs every step. */
   readonly moving: number;
-  /** The same robot left stiff and still: the world at rest skips the solver (src/sim/world.ts). */
+  /** The same robot left stiff and still: the world at rest skips the solver (src/sim/rest.ts). */
   readonly still: number;
   /** Share of the steps of the still run taken at rest (the solver skipped). */
   readonly stillResting: number;

@@ -1,7 +1,7 @@
 /**
  * Why the twin adds a share of each servo's armature about its link's other two axes (OFF_AXIS_ARMATURE_SHARE in
- * world.ts), and why Rapier's multibody joints are no way out in rapier.js 0.20. Printed by `npm run bench --
- * armature` (bench/armature.ts) and checked by test/sim/armature.test.ts.
+ * build-world.ts), and why Rapier's multibody joints are no way out in rapier.js 0.20. Printed by `npm run bench --
+ * armature` (bench/armature.ts) and checked by test/lab/armature.test.ts.
  *
  * The probe: four light links stacked upright (30, 20, 10, 5 g, 5 cm apart), joint axes X, Y, X, Y, each joint an
  * XL-320 whose armature (BAM m6, 0.00116 kg.m^2) turns about its own axis. Joint 1 is sent 60 degrees, then joint 0
@@ -11,7 +11,7 @@
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { servoModel, stallTorque } from '../sim/servo-models.ts';
-import { initRapier } from '../sim/world.ts';
+import { initRapier } from '../sim/build-world.ts';
 import { type V3, qconj, qmul, qrotate, twistAngle } from '../sim/quat.ts';
 
 const DEG = Math.PI / 180;

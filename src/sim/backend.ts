@@ -3,8 +3,8 @@
  * register counts like the real one, and a clock that is the physics time.
  */
 import type { Backend, MotorBus } from '../core/backend.ts';
-import type { HandTool, SimulationControls } from './controls.ts';
-import { AbortError, SteppedClock, flushMicrotasks } from '../core/clock.ts';
+import type { SimulationControls } from './controls.ts';
+import { SteppedClock, flushMicrotasks } from '../core/clock.ts';
 import { ConfigError, hardwareError } from '../core/errors.ts';
 import { type BusRegister, type ModelSpec, type RawValue, modelSpec } from '../dynamixel/registers.ts';
 import { userToJoint } from '../core/frames.ts';
@@ -12,6 +12,8 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
 import { SimServo } from './servo.ts';
+import { SimHands } from './hand.ts';
+import { readRegister, writeRegister } from './servo-registers.ts';
 import { SimCamera } from './camera.ts';
 import { CardTable } from '../scene/cards.ts';
 
@@ -31,7 +33,7 @@ export interface SimOptions {
   readonly initialPose?: Readonly<Record<string, number>>;
   /** In real time, how often the physics wakes to take the steps due, ms (default REAL_TIME_WAKE_MS). */
   readonly wakeMs?: number;
-  /** Skip the solver while the robot is at rest (default true; src/sim/world.ts REST_STEPS). */
+  /** Skip the solver while the robot is at rest (default true; src/sim/rest.ts). */
   readonly restWhenStill?: boolean;
 }
 
@@ -49,32 +51,18 @@ const REAL_TIME_WAKE_MS = 10;
 /** Real-time mode gives up catching up beyond this lag (s) rather than stalling the process. */
 const MAX_LAG_S = 0.25;
 
-interface Hand {
-  readonly joint: number;
-  readonly servo: SimServo;
-  readonly from: number;
-  readonly to: number;
-  readonly start: number;
-  /** Sim seconds to reach `to` (min-jerk); the hand then holds there until it lets go. */
-  readonly arrive: number;
-  /** Constant torque mode (push) when defined. */
-  readonly torque?: number;
-  /** Lets go (and settles whoever waits for it). */
-  readonly done: () => void;
-}
-
 class SimBus implements MotorBus {
   constructor(private readonly servos: ReadonlyMap<number, SimServo>) {}
 
   async read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
     const out = new Map<number, RawValue>();
-    for (const id of ids) out.set(id, this.#servo(id).read(reg));
+    for (const id of ids) out.set(id, readRegister(this.#servo(id), reg));
     return out;
   }
 
   async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
     for (const id of values.keys()) this.#servo(id);
-    for (const [id, v] of values) this.#servo(id).write(reg, v);
+    for (const [id, v] of values) writeRegister(this.#servo(id), reg, v);
   }
 
   #servo(id: number): SimServo {
@@ -103,7 +91,7 @@ export class SimBackend implements Backend {
   /** Parallel arrays: physics joint index of each servo. */
   #drive: { servo: SimServo; joint: number }[] = [];
   #world: PhysicsWorld | undefined;
-  #hands = new Set<Hand>();
+  readonly #hands: SimHands;
   readonly #stepListeners = new Set<(simTime: number) => void>();
   #steps = 0;
   #running = false;
@@ -127,16 +115,12 @@ export class SimBackend implements Backend {
     }
     this.models = models;
     this.bus = new SimBus(this.#servos);
-    const hand: HandTool = {
-      drag: (id, rawDeg, duration, signal) =>
-        this.#addHand(id, rawDeg * DEG, 0.8 * duration, duration, undefined, signal),
-      push: (id, torque, duration, signal) => this.#addHand(id, NaN, 0, duration, torque, signal),
-      hold: (id, rawDeg, duration) => this.#hold(id, rawDeg * DEG, duration),
-      release: (ids) => {
-        for (const h of [...this.#hands]) if (!ids || ids.includes(h.servo.id)) h.done();
-      },
-      holding: () => [...this.#hands].filter((h) => h.torque === undefined).map((h) => h.servo.id),
-    };
+    this.#hands = new SimHands(this.clock, (id) => {
+      const servo = this.#servos.get(id);
+      const world = this.#world;
+      if (!servo || !world) return undefined;
+      return { world, servo, joint: this.#drive.find((d) => d.servo === servo)!.joint };
+    });
     this.cards = new CardTable(opts.config.world.cards);
     const { camera, world } = opts.config;
     this.camera = camera
@@ -151,7 +135,7 @@ export class SimBackend implements Backend {
       : undefined;
     const speedOf = () => this.#speed;
     this.simulation = {
-      hand,
+      hand: this.#hands.tool,
       realTimeFactor: () => this.#realTimeFactor(),
       contacts: () => this.#world?.contacts() ?? [],
       reset: () => this.#reset(),
@@ -225,8 +209,7 @@ export class SimBackend implements Backend {
     this.#running = false;
     await this.#loop;
     this.#loop = undefined;
-    for (const h of this.#hands) h.done();
-    this.#hands.clear();
+    this.#hands.release();
     this.#world?.free();
     this.#world = undefined;
   }
@@ -256,7 +239,7 @@ export class SimBackend implements Backend {
     const world = this.#world!;
     const dt = this.dt;
     const t = this.clock.now();
-    for (const h of this.#hands) this.#applyHand(h, t);
+    this.#hands.apply(t);
     for (const { servo, joint } of this.#drive) {
       const load = world.load(joint);
       world.drive(
@@ -328,74 +311,11 @@ export class SimBackend implements Backend {
     return b.wall > a.wall ? (b.sim - a.sim) / (b.wall - a.wall) : 0;
   }
 
-  #addHand(
-    id: number,
-    to: number,
-    arrive: number,
-    duration: number,
-    torque: number | undefined,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const started = this.#startHand(id, to, arrive, torque);
-    if (!started) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
-    return new Promise<void>((resolve, reject) => {
-      started.released.then(resolve, reject);
-      // The hand lets go on a clock timer, so whoever waits for it runs at exactly that sim time.
-      void this.clock.sleepUntil(started.hand.start + duration).then(() => started.hand.done());
-      signal?.addEventListener(
-        'abort',
-        () => {
-          started.hand.done();
-          reject(new AbortError());
-        },
-        { once: true },
-      );
-    });
-  }
-
-  /** The hand takes the joint to `to` over `duration` and keeps holding it there until released. */
-  #hold(id: number, to: number, duration: number): Promise<void> {
-    const started = this.#startHand(id, to, duration, undefined);
-    if (!started) return Promise.reject(hardwareError(`motor ${id} is not in the simulation`));
-    return this.clock.sleepUntil(started.hand.start + duration);
-  }
-
-  #startHand(
-    id: number,
-    to: number,
-    arrive: number,
-    torque: number | undefined,
-  ): { hand: Hand; released: Promise<void> } | undefined {
-    const servo = this.#servos.get(id);
-    const world = this.#world;
-    if (!servo || !world) return undefined;
-    const entry = this.#drive.find((d) => d.servo === servo)!;
-    for (const h of [...this.#hands]) if (h.servo === servo) h.done();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const hand: Hand = {
-      joint: entry.joint,
-      servo,
-      from: world.angle(entry.joint),
-      to,
-      start: this.clock.now(),
-      arrive,
-      torque,
-      done: () => {
-        if (!this.#hands.delete(hand)) return;
-        world.setExternalTorque(entry.joint, 0);
-        release();
-      },
-    };
-    this.#hands.add(hand);
-    return { hand, released };
-  }
-
   /** Back to the start pose with every joint still, every servo limp with its goal there; the hand lets go. */
   #reset(): void {
     const world = this.#world;
     if (!world) return;
-    for (const h of [...this.#hands]) h.done();
+    this.#hands.release();
     world.setAngles(this.#startAngles);
     for (const { servo, joint } of this.#drive) {
       servo.torqueEnable = 0;
@@ -413,30 +333,8 @@ export class SimBackend implements Backend {
       if (!entry) throw hardwareError(`motor ${id} is not in the simulation`);
       angles.set(world.jointNames[entry.joint]!, deg * DEG);
     }
-    for (const h of [...this.#hands]) if (rawDeg.has(h.servo.id)) h.done();
+    this.#hands.release((id) => rawDeg.has(id));
     world.setAngles(angles);
     for (const { servo, joint } of this.#drive) if (rawDeg.has(servo.id)) servo.placeAt(world.angle(joint));
-  }
-
-  /** A hand is a soft spring-damper towards a min-jerk moving target, about as strong as two stalled servos. */
-  #applyHand(h: Hand, t: number): void {
-    const world = this.#world!;
-    const elapsed = t - h.start;
-    if (h.torque !== undefined) {
-      world.setExternalTorque(h.joint, h.torque);
-      return;
-    }
-    const tau = h.arrive > 0 ? Math.min(1, elapsed / h.arrive) : 1;
-    const s = tau * tau * tau * (10 - 15 * tau + 6 * tau * tau);
-    const target = h.from + (h.to - h.from) * s;
-    const stall = h.servo.spec.stallTorque;
-    const k = 6 * stall;
-    const c = 0.15 * stall;
-    const cap = 2 * stall;
-    const torque = Math.max(
-      -cap,
-      Math.min(cap, k * (target - world.angle(h.joint)) - c * world.velocity(h.joint)),
-    );
-    world.setExternalTorque(h.joint, torque);
   }
 }

@@ -4,21 +4,14 @@
  * (SERVO-MODELS.md §1), and the gearbox friction budget (§2), which acts whether the torque is on or off.
  */
 import {
-  type BusRegister,
   type ModelSpec,
-  type RawValue,
   complianceSlopeToP,
   degToPosition,
-  degSToSpeed,
-  percentToLoad,
   positionResolution,
   positionToDeg,
   rawPidToGains,
   speedToDegS,
-  voltsToVoltage,
-  ampsToCurrent,
 } from '../dynamixel/registers.ts';
-import { RobotError } from '../core/errors.ts';
 import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
@@ -68,18 +61,11 @@ export interface DriveCommand {
   readonly limp: boolean;
   /**
    * Torque on and the gearbox stuck: the law is void; the physics applies the friction as when limp (capped at the
-   * budget at rest) and the motor's torque beside it as a constant. The friction is then a constraint solved with the
-   * contacts and the other joints, so it holds against what the servo cannot see: a forearm pressed on the table
-   * pushes the bust through the arm. Folded into the law as a torque predicted from gravity alone, it let that push
-   * through, flipping every step: a still Torso's bust read present_speed -27 deg/s.
+   * budget at rest) and the motor's torque beside it as a constant, so the friction is a constraint solved with the
+   * contacts and the other joints (docs/decisions/0002-gearbox-hold-in-the-solver.md).
    */
   readonly held: boolean;
-  /**
-   * Held, but the motor's torque at rest and the load are more than the budget: the gearbox drags as the joint slips,
-   * and the physics lets its friction follow the joint instead of pulling it back to where it took hold. Pulled back,
-   * a joint whose I term had just overcome the budget crept a hair past a count's edge and was sprung back over it,
-   * and its integral turned to and fro there for ever: the Humanoid's head_z never let its world rest.
-   */
+  /** Held, but the motor at rest and the load beyond the budget: the physics lets the friction follow the joint. */
   readonly slipping: boolean;
 }
 
@@ -147,6 +133,21 @@ export class SimServo {
     return this.#torque;
   }
 
+  /** Joint speed (rad/s) measured at the last step. */
+  get speed(): number {
+    return this.#qdot;
+  }
+
+  /** Supply voltage (V) the last step left on the servo's terminals (present_voltage). */
+  get voltage(): number {
+    return this.#voltage;
+  }
+
+  /** The model's stall torque (N.m): what present_load and present_current are shares of. */
+  get stall(): number {
+    return this.#stall;
+  }
+
   /** Sets the angle (rad) before the first step, or after the twin was put in a pose: nothing moves by itself. */
   placeAt(q: number): void {
     this.#q = q;
@@ -199,12 +200,9 @@ export class SimServo {
       const maxDuty = m.maxPwm * (this.torqueLimit / 1023);
       const gain = m.errorGain * USER_TO_RAW_P;
       if (ki > 0) {
-        // Anti-windup by conditional integration: the integral grows only while the duty is not saturated (or when
-        // growing brings it back from saturation), and never asks more than the duty ceiling on its own. The
-        // firmware's own anti-windup is not documented: this is our choice, not a measurement.
-        // What it integrates is the error the firmware sees, in whole encoder counts: in its goal's count the
-        // integral stops. A continuous error kept it growing under half a count, and a stiff joint hunted against the
-        // gearbox's stiction for ever.
+        // Anti-windup by conditional integration (our choice; the firmware's is not documented): the integral grows
+        // only while the duty is not saturated (or growing brings it back), and never asks more than the duty ceiling.
+        // It integrates the error in whole encoder counts, as the firmware sees it, so in the goal's count it stops.
         const seen =
           (degToPosition(this.spec, this.#setpoint / DEG) - degToPosition(this.spec, q / DEG)) *
           positionResolution(this.spec) *
@@ -254,21 +252,15 @@ export class SimServo {
         frictionBudget: budget,
       };
     }
-    // Whether the gearbox holds the joint this step. It takes hold when the budget can stop the joint within the step
-    // (the net torque of the law and the load, plus what it takes to stop the joint's motion), or when the joint's
-    // speed changed sign since the last step: it passed through rest. The stopping torque assumes the joint's whole
-    // inertia answers its motor; in Rapier's impulse solver a light parent link gives way, so a predicted stop
-    // overshot zero speed instead and, the friction flipping sign every step, a still, stiff XL-320 (the Ergo Jr's
-    // m5) chattered at +-7 deg/s for ever. Once held, the joint stays held until it is pushed past the slack: the
-    // friction motor then gave way (a motor or a load stronger than the budget). What holds it is then the physics,
-    // which sees the contacts and the other joints that the prediction does not.
+    // The gearbox takes hold when the budget can stop the joint within the step, or when its speed changed sign (it
+    // passed through rest: a predicted stop alone overshoots where a light parent gives way), and keeps it until it
+    // is pushed past the slack (docs/decisions/0002-gearbox-hold-in-the-solver.md).
     const stopping = inertia / dt; // N.m per rad/s
     const net = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - qdot) + externalTorque;
     const stays = Math.abs(q - this.#heldAt) < GEARBOX_SLACK;
     if (stays || reversed || Math.abs(net + stopping * qdot) <= budget) {
       if (!stays) this.#heldAt = q;
-      // The motor's torque at rest, and the friction it loads the gearbox with: the back-EMF of the solver's residue
-      // about a held joint is not motion, and fed back as an explicit torque (and a cap) it kept the residue going.
+      // The motor's torque and its load on the gearbox at rest: the solver's residue about a held joint is no motion.
       const atRest = law.stiffness * (law.target - q) + law.damping * law.targetVelocity;
       const heldBudget = frictionBudget(m.friction, 0, atRest, externalTorque);
       return {
@@ -317,105 +309,5 @@ export class SimServo {
     const dT = (power - (this.#temperature - AMBIENT_C) / THERMAL_RESISTANCE) / THERMAL_CAPACITY;
     this.#temperature += dT * dt;
     this.#voltage = this.model.vin - SUPPLY_SAG_AT_STALL * Math.min(1, fraction);
-  }
-
-  /** Control-table read, in counts. */
-  read(reg: BusRegister): RawValue {
-    switch (reg) {
-      case 'torque_enable':
-        return this.torqueEnable;
-      case 'goal_position':
-        return this.goalPosition;
-      case 'moving_speed':
-        return this.movingSpeed;
-      case 'torque_limit':
-        return this.torqueLimit;
-      case 'present_position':
-        return degToPosition(this.spec, this.#q / DEG);
-      case 'present_speed':
-        return degSToSpeed(this.spec, this.#qdot / DEG);
-      case 'present_load':
-        return percentToLoad((this.#torque / this.#stall) * 100);
-      case 'present_voltage':
-        return voltsToVoltage(this.#voltage);
-      case 'present_temperature':
-        return Math.round(this.#temperature);
-      case 'present_current':
-        return ampsToCurrent((this.#torque / this.#stall) * (this.spec.stallPower / this.model.vin));
-      case 'pid':
-        return this.pid;
-      case 'compliance_margin':
-        return this.complianceMargin;
-      case 'compliance_slope':
-        return this.complianceSlope;
-      case 'led':
-        return this.led;
-      case 'control_mode':
-        return this.controlMode;
-      case 'angle_limit':
-        return this.angleLimit;
-    }
-  }
-
-  /** Control-table write, in counts. Out-of-range values are refused as the firmware's Range error does. */
-  write(reg: BusRegister, value: RawValue): void {
-    const scalar = (max: number): number => {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max)
-        throw new RobotError(
-          'bad_request',
-          `servo ${this.id}: ${reg} value ${String(value)} out of range 0..${max}`,
-        );
-      return value;
-    };
-    const pair = (max: number): [number, number] => {
-      if (
-        !Array.isArray(value) ||
-        value.length !== 2 ||
-        value.some((v) => !Number.isInteger(v) || v < 0 || v > max)
-      )
-        throw new RobotError('bad_request', `servo ${this.id}: ${reg} needs two integers 0..${max}`);
-      return [value[0]!, value[1]!];
-    };
-    switch (reg) {
-      case 'torque_enable':
-        this.torqueEnable = scalar(1);
-        return;
-      case 'goal_position':
-        this.goalPosition = scalar(this.spec.positionSteps - 1);
-        return;
-      case 'moving_speed':
-        this.movingSpeed = scalar(2047);
-        return;
-      case 'torque_limit':
-        this.torqueLimit = scalar(1023);
-        return;
-      case 'pid': {
-        if (
-          !Array.isArray(value) ||
-          value.length !== 3 ||
-          value.some((v) => !Number.isInteger(v) || v < 0 || v > 254)
-        )
-          throw new RobotError('bad_request', `servo ${this.id}: pid needs three integers 0..254`);
-        this.pid = [value[0]!, value[1]!, value[2]!];
-        return;
-      }
-      case 'compliance_margin':
-        this.complianceMargin = pair(255);
-        return;
-      case 'compliance_slope':
-        this.complianceSlope = pair(254);
-        return;
-      case 'led':
-        this.led = scalar(7);
-        return;
-      case 'control_mode':
-        this.controlMode = scalar(2);
-        return;
-      case 'angle_limit':
-        this.angleLimit = pair(this.spec.positionSteps - 1);
-        return;
-      default:
-        throw new RobotError('read_only', `servo ${this.id}: ${reg} is read-only`);
-    }
   }
 }

@@ -1,11 +1,11 @@
 /**
- * The armature's off-axis share (world.ts): the twin's share carries a light chain as a one-joint integration of the
+ * The armature's off-axis share (build-world.ts): the twin's share carries a light chain as a one-joint integration of the
  * same bodies says it should move, and Rapier still needs it. The last two are canaries: if a Rapier upgrade makes
  * them fail, the share or the multibody route should be looked at again (src/lab/armature-probe.ts).
  */
 import { expect } from 'chai';
 import { referenceJoint1, runChain, runPendulum } from '../../src/lab/armature-probe.ts';
-import { OFF_AXIS_ARMATURE_SHARE } from '../../src/sim/world.ts';
+import { OFF_AXIS_ARMATURE_SHARE } from '../../src/sim/build-world.ts';
 
 describe('sim armature: what the off-axis share is for', function () {
   it("with the twin's share, a light four-joint XL-320 chain moves as the one-joint reference and holds together", async () => {

@@ -8,7 +8,10 @@ import { expect } from 'chai';
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
-import { PhysicsWorld, initRapier, linkPoses, placeShape, shapeOf } from '../../src/sim/world.ts';
+import { PhysicsWorld } from '../../src/sim/world.ts';
+import { initRapier } from '../../src/sim/build-world.ts';
+import { linkPoses } from '../../src/sim/link-poses.ts';
+import { placeShape, shapeOf } from '../../src/sim/collision-shapes.ts';
 import { DOP_DIRECTIONS } from '../../urdf/polytope.ts';
 
 const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');

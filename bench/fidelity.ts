@@ -11,6 +11,16 @@ import {
   trajectoryRms,
   type Figures,
 } from '../src/lab/fidelity.ts';
+import {
+  HOLD_ANGLES,
+  HOLD_LIMITS,
+  REFERENCE,
+  ROBOT_LINKS,
+  TWIN,
+  drop,
+  hold,
+  noLoadStep,
+} from '../src/lab/drop-hold.ts';
 
 type Row = Omit<Figures, 'rms'>;
 
@@ -61,4 +71,37 @@ export async function runFidelityBench(): Promise<void> {
       `      trajectory RMS twin vs reference (deg): lift-and-drop ${rms.liftAndDrop.toFixed(2)}, step ${rms.step.toFixed(2)}, sine ${rms.sine.toFixed(2)}, chirp ${rms.chirp.toFixed(2)}`,
     );
   }
+}
+
+/** Drop, hold and no-load step on links sized like the robots' own (src/lab/drop-hold.ts): twin, reference, ratio. */
+export async function runDropHoldBench(): Promise<void> {
+  const cell = (t: number, r: number, d = 1) =>
+    `${t.toFixed(d).padStart(7)} ${r.toFixed(d).padStart(7)} ${(Number.isFinite(r) && r !== 0 ? (t / r).toFixed(3) : '-').padStart(6)}`;
+  console.log('\n== Drop (limp from horizontal), no-load step: twin, reference, ratio ==');
+  console.log(
+    `      ${'model'.padEnd(7)} ${'link'.padEnd(26)} ${'final deg off hanging'.padEnd(22)} ${'fall 90->45 s'.padEnd(22)} ${'peak deg/s'.padEnd(22)} no-load step deg/s`,
+  );
+  for (const model of FIDELITY_MODELS) {
+    const link = ROBOT_LINKS[model];
+    const t = await drop(model, TWIN);
+    const r = await drop(model, REFERENCE);
+    console.log(
+      `      ${model.padEnd(7)} ${`${link.name} ${link.mass} kg at ${link.length} m`.padEnd(26)} ${cell(t.final, r.final)} ${cell(t.fallTime, r.fallTime, 3)} ${cell(t.peakSpeed, r.peakSpeed, 0)} ${cell(await noLoadStep(model, TWIN), await noLoadStep(model, REFERENCE), 0)}`,
+    );
+  }
+  console.log(
+    '\n== Hold at a torque limit: where the link ends, deg off hanging (twin, reference, ratio) ==',
+  );
+  console.log(
+    `      ${'model'.padEnd(7)} ${'limit'.padEnd(6)} ${HOLD_ANGLES.map((a) => `goal ${a}`.padEnd(23)).join(' ')}`,
+  );
+  for (const model of FIDELITY_MODELS)
+    for (const limit of HOLD_LIMITS) {
+      const cells: string[] = [];
+      for (const angle of HOLD_ANGLES)
+        cells.push(
+          cell(await hold(model, TWIN, limit, angle), await hold(model, REFERENCE, limit, angle), 2),
+        );
+      console.log(`      ${model.padEnd(7)} ${`${limit} %`.padEnd(6)} ${cells.join(' ')}`);
+    }
 }

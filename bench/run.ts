@@ -10,7 +10,7 @@ import {
   runStartupBench,
 } from './server.ts';
 import { runIkBench } from './ik.ts';
-import { runFidelityBench } from './fidelity.ts';
+import { runDropHoldBench, runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
 import { runVisionBench } from './vision.ts';
@@ -21,6 +21,7 @@ const quick = process.env.BENCH_QUICK === '1';
 /** `npm run bench -- fidelity` runs the servo fidelity table alone. */
 if (process.argv.includes('fidelity')) {
   await runFidelityBench();
+  await runDropHoldBench();
   process.exit(0);
 }
 /** `npm run bench -- armature`: why the armature has an off-axis share (src/sim/build-world.ts). */

@@ -42,6 +42,8 @@ export interface Program {
   readonly duration: number;
   readonly start: number; // deg
   at(t: number): { goal: number; torqueOn: boolean; external: number };
+  /** The torque_limit register (counts of 1023) throughout; full when absent. */
+  readonly torqueLimit?: number;
 }
 
 export interface Run {
@@ -108,6 +110,7 @@ export async function runTwin(model: ModelName, load: Pendulum, program: Program
   const servo = new SimServo({ id: 1, spec, angleLimit: [-180, 180] });
   setUp(servo);
   servo.placeAt(program.start * DEG);
+  servo.torqueLimit = program.torqueLimit ?? 1023;
   const run: Run = { t: [], q: [], dq: [] };
   try {
     const steps = Math.round(program.duration / dt);
@@ -147,6 +150,7 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
   const sub = 8;
   const h = dt / sub;
   const inertia = load.mass * load.length * load.length + m.armature;
+  const maxDuty = m.maxPwm * ((program.torqueLimit ?? 1023) / 1023);
   // The firmware holds goals in register counts, within its span: the goal goes through the bus's own conversion
   // (count 512 of an XL-320 is +0.15 degrees, not 0: a grid of its own here put goals half a count off the twin's).
   let q = program.start * DEG;
@@ -163,7 +167,7 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
     for (let s = 0; s < sub; s++) {
       let tauM = 0;
       if (u.torqueOn) {
-        const duty = Math.max(-m.maxPwm, Math.min(m.maxPwm, (goal - q) * P_RAW * m.errorGain));
+        const duty = Math.max(-maxDuty, Math.min(maxDuty, (goal - q) * P_RAW * m.errorGain));
         tauM = (m.kt * (duty * m.vin - m.kt * dq)) / m.r;
       }
       const tauE = -load.mass * G * load.length * Math.sin(q) + u.external;

@@ -30,6 +30,20 @@ export interface Pendulum {
   readonly length: number;
 }
 
+/** Any load on one joint: its inertia about the axis (kg.m^2, armature apart) and gravity's torque (N.m) at q (rad). */
+export interface LoadLaw {
+  readonly inertia: number;
+  torque(q: number): number;
+}
+
+function lawOf(load: Pendulum | LoadLaw): LoadLaw {
+  if ('inertia' in load) return load;
+  return {
+    inertia: load.mass * load.length * load.length,
+    torque: (q) => -load.mass * G * load.length * Math.sin(q),
+  };
+}
+
 /** Loads sized like the identification bench: about half the stall torque with the arm horizontal. */
 export function benchPendulum(model: ModelName): Pendulum {
   const stall = effectiveStall(model);
@@ -144,12 +158,13 @@ function goalCounts(spec: ModelSpec, deg: number): number {
  * gravity on the point mass, and the friction budget clipping the torque that would stop the joint (the way the
  * identification simulator applies it). Integrated at a finer step than the twin; samples every `dt`.
  */
-export function runReference(model: ModelName, load: Pendulum, program: Program, dt = 0.002): Run {
+export function runReference(model: ModelName, load: Pendulum | LoadLaw, program: Program, dt = 0.002): Run {
   const spec = modelSpec(model);
   const m: ServoModel = servoModel(spec);
   const sub = 8;
   const h = dt / sub;
-  const inertia = load.mass * load.length * load.length + m.armature;
+  const law = lawOf(load);
+  const inertia = law.inertia + m.armature;
   const maxDuty = m.maxPwm * ((program.torqueLimit ?? 1023) / 1023);
   // The firmware holds goals in register counts, within its span: the goal goes through the bus's own conversion
   // (count 512 of an XL-320 is +0.15 degrees, not 0: a grid of its own here put goals half a count off the twin's).
@@ -170,7 +185,7 @@ export function runReference(model: ModelName, load: Pendulum, program: Program,
         const duty = Math.max(-maxDuty, Math.min(maxDuty, (goal - q) * P_RAW * m.errorGain));
         tauM = (m.kt * (duty * m.vin - m.kt * dq)) / m.r;
       }
-      const tauE = -load.mass * G * load.length * Math.sin(q) + u.external;
+      const tauE = law.torque(q) + u.external;
       const budget = frictionBudget(m.friction, dq, tauM, tauE);
       const drive = tauM + tauE;
       // Torque that would bring the joint to rest within this step.

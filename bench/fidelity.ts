@@ -79,14 +79,14 @@ export async function runDropHoldBench(): Promise<void> {
     `${t.toFixed(d).padStart(7)} ${r.toFixed(d).padStart(7)} ${(Number.isFinite(r) && r !== 0 ? (t / r).toFixed(3) : '-').padStart(6)}`;
   console.log('\n== Drop (limp from horizontal), no-load step: twin, reference, ratio ==');
   console.log(
-    `      ${'model'.padEnd(7)} ${'link'.padEnd(26)} ${'final deg off hanging'.padEnd(22)} ${'fall 90->45 s'.padEnd(22)} ${'peak deg/s'.padEnd(22)} no-load step deg/s`,
+    `      ${'model'.padEnd(7)} ${'link'.padEnd(34)} ${'final deg off hanging'.padEnd(22)} ${'fall 90->45 s'.padEnd(22)} ${'peak deg/s'.padEnd(22)} no-load step deg/s`,
   );
   for (const model of FIDELITY_MODELS) {
     const link = ROBOT_LINKS[model];
     const t = await drop(model, TWIN);
     const r = await drop(model, REFERENCE);
     console.log(
-      `      ${model.padEnd(7)} ${`${link.name} ${link.mass} kg at ${link.length} m`.padEnd(26)} ${cell(t.final, r.final)} ${cell(t.fallTime, r.fallTime, 3)} ${cell(t.peakSpeed, r.peakSpeed, 0)} ${cell(await noLoadStep(model, TWIN), await noLoadStep(model, REFERENCE), 0)}`,
+      `      ${model.padEnd(7)} ${`${link.name} ${link.mass} kg at ${link.length} m`.padEnd(34)} ${cell(t.final, r.final)} ${cell(t.fallTime, r.fallTime, 3)} ${cell(t.peakSpeed, r.peakSpeed, 0)} ${cell(await noLoadStep(model, TWIN), await noLoadStep(model, REFERENCE), 0)}`,
     );
   }
   console.log(

@@ -1,7 +1,7 @@
 /**
  * Firmware model of one Dynamixel servo, in its raw frame. Pure: it takes the measured joint angle and speed each
- * physics step and says what the motor does: the firmware's P(ID) duty law through the DC motor line
- * (SERVO-MODELS.md §1), and the gearbox friction budget (§2), which acts whether the torque is on or off.
+ * physics step and says what the motor does: the firmware's P(ID) duty law through the DC motor line, and the gearbox
+ * friction budget, which acts whether the torque is on or off (docs/reference/servo-models.md 1 and 2).
  */
 import {
   type ModelSpec,
@@ -32,8 +32,8 @@ const THERMAL_RESISTANCE = 10;
  */
 const SUPPLY_SAG_AT_STALL = 0.6;
 /**
- * The firmware's user gains are the registers scaled (P/8, I*1000/2048, D*4/1000, FACTS §8); the duty law uses the
- * raw P (SERVO-MODELS §1), so every user gain is multiplied back by 8 to share that one error gain.
+ * The firmware's user gains are the registers scaled (P/8, I*1000/2048, D*4/1000: docs/reference/dynamixel.md 8.3);
+ * the duty law uses the raw P (docs/reference/servo-models.md 1), so every user gain is multiplied back by 8.
  */
 const USER_TO_RAW_P = 8;
 

@@ -3,7 +3,7 @@
  * motor, solved implicitly with the other constraints (light links in a chain make explicit torques unstable). With the
  * torque on and the joint sliding, the servo's motor law of the step (spring-damper or back-EMF line, gearbox friction
  * folded in, see DriveCommand); limp, or with the gearbox holding the joint, the gearbox friction as a motor capped at
- * the friction budget (SERVO-MODELS.md §2), the held motor's torque beside it as a constant.
+ * the friction budget (docs/reference/servo-models.md 2), the held motor's torque beside it as a constant.
  */
 import type RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot } from '../urdf/types.ts';

@@ -215,9 +215,12 @@ async function main(argv: string[]): Promise<void> {
       if (stopping) return;
       await room.listen(opts.host, opts.port);
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+      const addr = room.app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+      const ports = room.list().map((t) => t.port);
       logger.info(
-        `classroom of ${twins.length} twins listening on http://${host}:${opts.port}/ (twins on ports ` +
-          `${twins[0]!.port}-${twins[twins.length - 1]!.port}; started in ${Math.round(performance.now() - started)} ms)`,
+        `classroom of ${twins.length} twins listening on http://${host}:${port}/ (twins on ports ` +
+          `${Math.min(...ports)}-${Math.max(...ports)}; started in ${Math.round(performance.now() - started)} ms)`,
       );
     } catch (err) {
       if (err instanceof ConfigError) {

@@ -34,14 +34,8 @@ async function list(url: string): Promise<Listed[]> {
 /** Starts a classroom of `n` twins of `robot`; time from spawn to /readyz 200. */
 async function startClassroom(robot: string, n: number) {
   const started = performance.now();
-  const server = await startServerProcess([
-    '--classroom',
-    String(n),
-    '--robot',
-    robot,
-    '--log-level',
-    'warn',
-  ]);
+  // startServerProcess reads the address from the info line: the log level stays at info.
+  const server = await startServerProcess(['--classroom', String(n), '--robot', robot]);
   for (;;) {
     const res = await fetch(`${server.url}/readyz`).catch(() => undefined);
     if (res?.status === 200) break;

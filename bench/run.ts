@@ -29,6 +29,12 @@ if (process.argv.includes('armature')) {
   await runArmatureBench();
   process.exit(0);
 }
+/** `npm run bench -- classroom`: thirty twins in one process under a student's load each, and the capacity. */
+if (process.argv.includes('classroom')) {
+  const { runClassroomBench } = await import('./classroom.ts');
+  await runClassroomBench();
+  process.exit(0);
+}
 /** `npm run bench -- gotos`: how close a goto with wait ends to its target, per robot. */
 if (process.argv.includes('gotos')) {
   await runGotosBench();

@@ -25,7 +25,8 @@ export const ROOM_FLOORS = {
   ui: 8,
   'server.ts': 9,
   scenario: 10,
-  'main.ts': 10,
+  classroom: 10,
+  'main.ts': 11,
 };
 
 /** The room of a path under `srcDir`, or undefined outside src/. */

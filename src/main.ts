@@ -56,7 +56,11 @@ async function main(argv: string[]): Promise<void> {
         .default('sim'),
     )
     .option('--robot <name|path>', 'ergo-jr, torso, humanoid, or the path to a robot config JSON', 'ergo-jr')
-    .option('--port <n>', 'HTTP port', parsePort, 8080)
+    .option('--port <n>', 'HTTP port (a classroom: its main port; twin i gets port + i)', parsePort, 8080)
+    .option(
+      '--classroom <n|file>',
+      'serve n twins of --robot in one process (or the twins of a JSON file: {"twins": [{"name", "robot", "port"?}]})',
+    )
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--records-dir <dir>', 'where recorded moves are saved', 'records')
     .option(
@@ -142,11 +146,18 @@ async function main(argv: string[]): Promise<void> {
     allowMissingMotors?: boolean;
     onClose: 'compliant' | 'hold';
     camera?: string;
+    classroom?: string;
   }>();
+  if (opts.classroom !== undefined && (opts.backend !== 'sim' || opts.speed === 'max')) {
+    console.error(
+      'error: --classroom serves sim twins at a real-time speed: not with --backend=real or --speed=max',
+    );
+    process.exit(2);
+  }
   const log = createPino({ level: opts.logLevel });
   const logger = asLogger(log);
   const started = performance.now();
-  let server: RobotServer | undefined;
+  let server: Pick<RobotServer, 'close'> | undefined;
   // Installed before anything starts: a signal during start-up must not find the default action (instant death).
   let stopping = false;
   let firstSignalAt = 0;
@@ -174,26 +185,63 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  const shared = {
+    primitivesDir: opts.primitivesDir,
+    seed: opts.seed,
+    compat: opts.compat,
+    corsOrigins: opts.corsOrigins === '*' ? ('*' as const) : opts.corsOrigins.split(',').map((s) => s.trim()),
+    logger,
+    requestLog: log.isLevelEnabled('debug'),
+    timeouts: {
+      headers: opts.headerTimeout * 1000,
+      request: opts.requestTimeout * 1000,
+      idle: opts.idleTimeout * 1000,
+    },
+    loopHz: opts.loopHz,
+  };
+  if (opts.classroom !== undefined) {
+    const classroom = opts.classroom;
+    try {
+      const { readRoster } = await import('./classroom/roster.ts');
+      const { Classroom } = await import('./classroom/classroom.ts');
+      const twins = await readRoster(classroom, { robot: opts.robot, port: opts.port });
+      const room = await Classroom.create({
+        ...shared,
+        twins,
+        speed: opts.speed as number,
+        recordsDir: opts.recordsDir,
+      });
+      server = room;
+      if (stopping) return;
+      await room.listen(opts.host, opts.port);
+      const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+      const addr = room.app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+      const ports = room.list().map((t) => t.port);
+      logger.info(
+        `classroom of ${twins.length} twins listening on http://${host}:${port}/ (twins on ports ` +
+          `${Math.min(...ports)}-${Math.max(...ports)}; started in ${Math.round(performance.now() - started)} ms)`,
+      );
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        console.error(`error: ${err.message}`);
+        await server?.close();
+        process.exit(2);
+      }
+      throw err;
+    }
+    return;
+  }
+  let robotServer: RobotServer;
   try {
     // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
     const { createRobotServer } = await import('./server.ts');
-    server = await createRobotServer({
+    server = robotServer = await createRobotServer({
+      ...shared,
       backend: opts.backend,
       robot: opts.robot,
       speed: opts.speed,
       recordsDir: opts.recordsDir,
-      primitivesDir: opts.primitivesDir,
-      seed: opts.seed,
-      compat: opts.compat,
-      corsOrigins: opts.corsOrigins === '*' ? '*' : opts.corsOrigins.split(',').map((s) => s.trim()),
-      logger,
-      requestLog: log.isLevelEnabled('debug'),
-      timeouts: {
-        headers: opts.headerTimeout * 1000,
-        request: opts.requestTimeout * 1000,
-        idle: opts.idleTimeout * 1000,
-      },
-      loopHz: opts.loopHz,
       camera: opts.camera,
       real: {
         serial: opts.serial,
@@ -210,17 +258,17 @@ async function main(argv: string[]): Promise<void> {
     throw err;
   }
   try {
-    await server.app.listen({ port: opts.port, host: opts.host });
+    await robotServer.app.listen({ port: opts.port, host: opts.host });
   } catch (err) {
     console.error(`error: cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
     await server.close();
     process.exit(2);
   }
-  const addr = server.app.server.address();
+  const addr = robotServer.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   logger.info(
-    `Poppy ${server.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(performance.now() - started)} ms)`,
+    `Poppy ${robotServer.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(performance.now() - started)} ms)`,
   );
   logger.info(`web view: http://${host}:${port}/ui/   API reference: http://${host}:${port}/docs`);
 }

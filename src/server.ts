@@ -39,6 +39,8 @@ import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
 import { FfmpegCamera } from './real/camera.ts';
 import { busRoutes } from './http/routes/bus.ts';
+import { RobotMetrics } from './http/metrics.ts';
+import type { WorldScheduler } from './sim/scheduler.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -74,6 +76,10 @@ export interface ServerOptions {
   readonly real?: Omit<RealOptions, 'config' | 'camera' | 'log'>;
   /** Real only: camera device (/dev/video0) or capture command; none by default. */
   readonly camera?: string;
+  /** Sim only: step with other twins in this shared scheduler (a classroom) instead of a loop of its own. */
+  readonly scheduler?: WorldScheduler;
+  /** Labels on every metric series of this server (a classroom twin's `twin`). */
+  readonly metricsLabels?: Readonly<Record<string, string>>;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -92,6 +98,8 @@ export interface RobotServer {
   readonly markers: MarkerWatcher | undefined;
   /** The live state stream of the web view (/ui/, /stream/state). */
   readonly stream: StateStream;
+  /** GET /metrics's registry, and the last request answered. */
+  readonly metrics: RobotMetrics;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -121,7 +129,7 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
     }
     return new RealBackend({ ...opts.real, config, camera, log, loopHz: opts.loopHz });
   }
-  return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt });
+  return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt, scheduler: opts.scheduler });
 }
 
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {
@@ -180,6 +188,22 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
       : defaultProfile;
   const changes = new ChangeCounter();
+  const metrics = new RobotMetrics(
+    {
+      runningPrimitives: () => primitives.runningList().length,
+      realTimeFactor: simulation && (() => simulation.realTimeFactor()),
+      physics: simulation && (() => simulation.stats()),
+      bus:
+        backend instanceof RealBackend
+          ? () => ({
+              transactions: backend.stats.transactions,
+              timeouts: [...backend.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
+            })
+          : undefined,
+    },
+    opts.metricsLabels,
+  );
+  if (backend instanceof RealBackend) backend.onCycle((report) => metrics.loopLate(report.lateMs));
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
@@ -187,6 +211,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...recordRoutes(records),
     ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
+    metrics.route(),
   ];
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
@@ -216,6 +241,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     viewPath: '/ui/',
     alsoListed: view.listed,
   });
+  metrics.instrument(app);
   await view.registerStream(app);
   backend.start?.();
   markers?.start();
@@ -230,6 +256,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     records,
     markers,
     stream: view.stream,
+    metrics,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the

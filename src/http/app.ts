@@ -34,6 +34,8 @@ export interface AppOptions {
   readonly viewPath?: string;
   /** Routes registered on the app by others (the web view's WebSocket), for the index page. */
   readonly alsoListed?: readonly Pick<RouteSpec, 'method' | 'path' | 'summary'>[];
+  /** GET / instead of the index of every path (a classroom's landing page). */
+  readonly home?: Pick<RouteSpec, 'summary' | 'handler'>;
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
@@ -157,6 +159,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
           'text/html; charset=utf-8',
           indexPage(opts.title ?? 'Robot', [...all, ...(opts.alsoListed ?? [])], opts.viewPath),
         ),
+      ...opts.home,
     },
     openApiRoute(app),
     ...opts.routes,
@@ -288,6 +291,10 @@ class IncomingRequest implements RouteRequest {
     readonly body: Body,
     readonly response: ServerResponse,
   ) {}
+
+  get headers(): Readonly<Record<string, string | string[] | undefined>> {
+    return this.response.req.headers;
+  }
 
   get clientGone(): AbortSignal {
     if (!this.#gone) {

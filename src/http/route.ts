@@ -14,6 +14,8 @@ export interface RouteRequest {
   readonly body: Body;
   /** Aborts when the client goes away before the answer is sent (a `wait` then stops waiting). */
   readonly clientGone?: AbortSignal;
+  /** The request's headers (lower-case names). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /** A non-JSON answer (the HTML index, PNG frames). */

@@ -1,11 +1,13 @@
 /**
  * npm run scenario -- <files or folders> [--robot <name>] [--url <server>] [--json out.json] [--junit out.xml]
+ *   [--shard <i>/<n>]; or --merge <part reports...> --json <whole.json> (the parts' JSON reports as one).
  * Exit code 0 only when every check of every scenario passes; 1 when one fails; 2 for bad usage.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { failureList, jsonReport, junitReport, summarize, summaryTable } from './report.ts';
 import { findScenarios, runScenarios } from './runner.ts';
+import { type Shard, mergeJsonReports, parseShard, shardFiles } from './shard.ts';
 
 const program = new Command()
   .name('npm run scenario --')
@@ -16,10 +18,39 @@ const program = new Command()
   .option('--json <file>', 'write the JSON report here')
   .option('--junit <file>', 'write JUnit XML here')
   .option('--jobs <n>', 'scenarios run at once (default: the number of cores)', (v) => Number.parseInt(v, 10))
+  .option('--shard <i/n>', 'run only the i-th of n disjoint parts of the suite (CI matrix, indexed Job)')
+  .option('--merge', "the paths are parts' JSON reports: write them as one report (--json) and exit")
   .showHelpAfterError();
 
 program.parse();
-const opts = program.opts<{ robot?: string; url?: string; json?: string; junit?: string; jobs?: number }>();
+const opts = program.opts<{
+  robot?: string;
+  url?: string;
+  json?: string;
+  junit?: string;
+  jobs?: number;
+  shard?: string;
+  merge?: boolean;
+}>();
+let shard: Shard | undefined;
+try {
+  shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+} catch (err) {
+  console.error(`error: ${(err as Error).message}`);
+  process.exit(2);
+}
+if (opts.merge) {
+  const inputs = program.processedArgs[0] as string[];
+  try {
+    const merged = mergeJsonReports(await Promise.all(inputs.map((p) => readFile(p, 'utf8'))));
+    if (opts.json) await writeFile(opts.json, merged);
+    else process.stdout.write(merged);
+    process.exit(0);
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
 
 let files: string[];
 try {
@@ -31,6 +62,10 @@ try {
 if (!files.length) {
   console.error('no scenario files found (a folder is searched for *.scenario.ts)');
   process.exit(2);
+}
+if (shard) {
+  files = shardFiles(files, shard);
+  console.log(`shard ${shard.index}/${shard.count}: ${files.length} scenario file(s)`);
 }
 const started = performance.now();
 const results = await runScenarios(files, { robot: opts.robot, url: opts.url, jobs: opts.jobs });

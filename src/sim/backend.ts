@@ -16,6 +16,7 @@ import { SimHands } from './hand.ts';
 import { readRegister, writeRegister } from './servo-registers.ts';
 import { SimCamera } from './camera.ts';
 import { CardTable } from '../scene/cards.ts';
+import type { WorldScheduler } from './scheduler.ts';
 
 export type SimSpeed = number | 'max' | 'manual';
 
@@ -35,6 +36,8 @@ export interface SimOptions {
   readonly wakeMs?: number;
   /** Skip the solver while the robot is at rest (default true; src/sim/rest.ts). */
   readonly restWhenStill?: boolean;
+  /** Steps with other worlds in one shared scheduler (a classroom) instead of a loop of its own. */
+  readonly scheduler?: WorldScheduler;
 }
 
 const DEG = Math.PI / 180;
@@ -99,6 +102,9 @@ export class SimBackend implements Backend {
   #speed: SimSpeed;
   #wallStart = 0;
   #rtfWindow: { wall: number; sim: number }[] = [];
+  /** Wall time spent in physics steps (servos, solver), s: the metrics' step time. */
+  #stepWall = 0;
+  #unschedule: (() => void) | undefined;
   /** Joint angles (rad) the twin started in, by joint name: what reset() goes back to. */
   #startAngles: ReadonlyMap<string, number> = new Map();
   readonly dt: number;
@@ -151,6 +157,7 @@ export class SimBackend implements Backend {
         steps: this.#steps,
         restingSteps: this.#world?.restingSteps ?? 0,
         wallTime: (performance.now() - this.#wallStart) / 1000,
+        stepWallTime: this.#stepWall,
       }),
       get speed() {
         return speedOf();
@@ -200,6 +207,21 @@ export class SimBackend implements Backend {
    * reads, module loads) is not slowed down by a sim already running flat out.
    */
   start(): void {
+    const scheduler = this.#opts.scheduler;
+    if (scheduler) {
+      if (this.#running && !this.#unschedule)
+        this.#unschedule = scheduler.add({
+          dt: this.dt,
+          now: () => this.clock.now(),
+          step: () => {
+            this.#stepOnce();
+            return this.clock.nextDue() <= this.clock.now() + 1e-12;
+          },
+          fire: () => this.clock.fireDue(),
+          sampled: () => this.#sampleRtf(),
+        });
+      return;
+    }
     if (!this.#running || this.#loop || this.#speed === 'manual') return;
     this.#wallStart = performance.now();
     this.#loop = this.#run();
@@ -207,6 +229,8 @@ export class SimBackend implements Backend {
 
   async close(): Promise<void> {
     this.#running = false;
+    this.#unschedule?.();
+    this.#unschedule = undefined;
     await this.#loop;
     this.#loop = undefined;
     this.#hands.release();
@@ -236,6 +260,7 @@ export class SimBackend implements Backend {
   }
 
   #stepOnce(): void {
+    const started = performance.now();
     const world = this.#world!;
     const dt = this.dt;
     const t = this.clock.now();
@@ -248,6 +273,7 @@ export class SimBackend implements Backend {
       );
     }
     world.step();
+    this.#stepWall += (performance.now() - started) / 1000;
     this.#steps++;
     this.clock.setNow((this.#steps * dt * 1e9) / 1e9);
     for (const listener of this.#stepListeners) listener(this.clock.now());

@@ -35,8 +35,11 @@ export interface SimulationControls {
   onStep(listener: (simTime: number) => void): () => void;
   /** Sim seconds per wall second over the last measuring window. */
   realTimeFactor(): number;
-  /** Total sim time and physics steps taken; of those, the steps the robot spent at rest (the solver not run). */
-  stats(): { simTime: number; steps: number; restingSteps: number; wallTime: number };
+  /**
+   * Total sim time and physics steps taken; of those, the steps the robot spent at rest (the solver not run); and the
+   * wall time spent stepping (s).
+   */
+  stats(): { simTime: number; steps: number; restingSteps: number; wallTime: number; stepWallTime: number };
   /** Current speed setting: a factor of real time, 'max', or 'manual' (time moves only when advanced). */
   readonly speed: number | 'max' | 'manual';
   /** Moves sim time forward by `seconds`, firing timers in order (the way tests and scenarios drive time). */

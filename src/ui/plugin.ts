@@ -86,9 +86,9 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       path: '/ui',
       produces: 'text/html; charset=utf-8',
       summary: 'the web view: the robot in 3D, live, with its control panels',
-      handler: () => {
+      handler: ({ headers }) => {
         void bundle.script().catch(() => undefined); // start bundling while the page loads
-        return new RawReply('text/html; charset=utf-8', page);
+        return new RawReply('text/html; charset=utf-8', pageUnder(page, headers?.[PREFIX_HEADER]));
       },
     },
     {
@@ -200,4 +200,17 @@ function parseMessage(text: string): { rate: number } {
   if (typeof message !== 'object' || message === null || !('rate' in message))
     throw badRequest('the only message a viewer sends is its rate', MESSAGE_TIP, text.slice(0, 80));
   return { rate: parseRate(message.rate) };
+}
+
+/** Set by a classroom's main port when it serves a twin under `/twins/<name>/` (src/classroom/). */
+export const PREFIX_HEADER = 'x-forwarded-prefix';
+const PREFIX = /^\/twins\/[A-Za-z0-9_-]+$/;
+
+/** The page with its links under `prefix` (a classroom twin served on the main port), and the prefix for its script. */
+function pageUnder(page: string, prefix: string | string[] | undefined): string {
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix)) return page;
+  return page
+    .replaceAll('"/ui/', `"${prefix}/ui/`)
+    .replace('href="/"', `href="${prefix}/"`)
+    .replace('<head>', `<head>\n    <meta name="poppy-base" content="${prefix}" />`);
 }

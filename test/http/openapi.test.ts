@@ -41,6 +41,7 @@ function routerTable(tree: string): [string, string[]][] {
 /** The routes this server adds to REST API 4.0.0 outside /sim/ (docs/api.md lists them). */
 const BEYOND_V4 = new Set([
   '/openapi.json',
+  '/metrics',
   '/ui',
   '/primitives/problems.json',
   '/primitives/{primitive}/status.json',

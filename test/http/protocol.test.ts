@@ -180,7 +180,12 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
         3,
         0.02,
       );
-      expect(json(await waiting)).to.deep.equal({ motors: { m1: 5 }, duration: 0.5, waiting: true, cancelled: false });
+      expect(json(await waiting)).to.deep.equal({
+        motors: { m1: 5 },
+        duration: 0.5,
+        waiting: true,
+        cancelled: false,
+      });
     });
 
     it('a form body is not read unless labelled as a form', async () => {

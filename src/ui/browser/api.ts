@@ -9,10 +9,16 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Where this robot's API is: '' on its own port, `/twins/<name>` when a classroom serves it on its main port (the
+ * server names it in the page's `poppy-base` meta tag).
+ */
+export const BASE = document.querySelector<HTMLMetaElement>('meta[name="poppy-base"]')?.content ?? '';
+
 export async function api(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(BASE + path, {
       method,
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),

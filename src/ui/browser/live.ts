@@ -1,5 +1,6 @@
 /** The live state stream as the page reads it: one WebSocket, reconnected when it drops. */
 import type { RobotState } from '../protocol.ts';
+import { BASE } from './api.ts';
 
 export interface LiveOptions {
   readonly rate: number;
@@ -26,7 +27,7 @@ export class LiveState {
 
   #connect(): void {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const socket = new WebSocket(`${scheme}://${location.host}/stream/state?rate=${this.#rate}`);
+    const socket = new WebSocket(`${scheme}://${location.host}${BASE}/stream/state?rate=${this.#rate}`);
     this.#socket = socket;
     socket.addEventListener('open', () => this.#opts.onStatus('live', `live at ${this.#rate} Hz`));
     socket.addEventListener('message', (event) => {

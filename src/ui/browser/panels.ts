@@ -1,6 +1,6 @@
 /** The control panels: each builds its DOM once and updates from the live state; errors show beside the control. */
 import type { RobotDescription, RobotState, StreamMarker } from '../protocol.ts';
-import { api, button, el, errorBox, reported } from './api.ts';
+import { BASE, api, button, el, errorBox, reported } from './api.ts';
 
 export interface Panel {
   update(state: RobotState): void;
@@ -317,7 +317,7 @@ export function cameraPanel(root: HTMLElement, description: RobotDescription): P
     if (loading || !live.checked) return;
     loading = true;
     await reported(error, async () => {
-      const res = await fetch(`/sensors/camera/frame.png?t=${Date.now()}`);
+      const res = await fetch(`${BASE}/sensors/camera/frame.png?t=${Date.now()}`);
       if (!res.ok) throw new Error(`no frame: HTTP ${res.status}`);
       const url = URL.createObjectURL(await res.blob());
       const old = img.src;

@@ -1,0 +1,168 @@
+/**
+ * GET /metrics in Prometheus's text format (prom-client): requests by route and status with their latency, the
+ * twin's real-time factor and physics step time, running primitives, and on the real robot the bus's counters. One
+ * registry per robot server (no global state); a classroom merges its twins' registries (label `twin`).
+ */
+import type { FastifyInstance } from 'fastify';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
+import { RawReply, type RouteSpec } from './route.ts';
+
+/** Where the numbers come from; each is read when Prometheus scrapes. */
+export interface MetricSources {
+  /** Attached primitives running now. */
+  readonly runningPrimitives: () => number;
+  /** Sim only: sim seconds per wall second. */
+  readonly realTimeFactor?: () => number;
+  /** Sim only: physics steps taken and the wall time they took (s). */
+  readonly physics?: () => { readonly steps: number; readonly stepWallTime: number };
+  /** Real only: the bus's transactions and reply timeouts so far. */
+  readonly bus?: () => { readonly transactions: number; readonly timeouts: number };
+}
+
+/** The last request a server answered (the classroom's list shows it). */
+export interface LastRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  /** Epoch ms. */
+  readonly at: number;
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Latency buckets, s: a REST read answers in well under a millisecond, a goto with wait in seconds. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Loop lateness buckets, s: the 50 Hz loop's cycles should start within 2 ms of their schedule. */
+const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
+
+export class RobotMetrics {
+  readonly registry = new Registry();
+  #last: LastRequest | undefined;
+  readonly #requests: Counter<'route' | 'method' | 'status'>;
+  readonly #latency: Histogram<'route' | 'method' | 'status'>;
+  readonly #lateness: Histogram | undefined;
+
+  /** `labels` go on every series (a classroom twin's `twin`). */
+  constructor(sources: MetricSources, labels: Readonly<Record<string, string>> = {}) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ ...labels });
+    this.#requests = new Counter({
+      name: 'poppy_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: 'poppy_http_request_duration_seconds',
+      help: 'time from request to answer, by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'poppy_primitives_running',
+      help: 'attached primitives running now',
+      registers,
+      collect() {
+        this.set(sources.runningPrimitives());
+      },
+    });
+    const { realTimeFactor, physics, bus } = sources;
+    if (realTimeFactor)
+      new Gauge({
+        name: 'poppy_sim_real_time_factor',
+        help: 'sim seconds per wall second over the last 2 s (1 = real time)',
+        registers,
+        collect() {
+          this.set(realTimeFactor());
+        },
+      });
+    if (physics) {
+      totalCounter(registers, 'poppy_sim_physics_steps_total', 'physics steps taken', () => physics().steps);
+      totalCounter(
+        registers,
+        'poppy_sim_physics_step_seconds_total',
+        'wall time spent in physics steps; divided by poppy_sim_physics_steps_total: the mean step time',
+        () => physics().stepWallTime,
+      );
+    }
+    if (bus) {
+      totalCounter(registers, 'poppy_bus_transactions_total', 'bus transactions', () => bus().transactions);
+      totalCounter(registers, 'poppy_bus_timeouts_total', 'motor reply timeouts', () => bus().timeouts);
+      this.#lateness = new Histogram({
+        name: 'poppy_bus_loop_lateness_seconds',
+        help: 'how late each sync-loop cycle began after its schedule',
+        buckets: LATENESS_BUCKETS,
+        registers,
+      });
+    }
+  }
+
+  /** Counts every request `app` answers (call before the app is ready). */
+  instrument(app: FastifyInstance): void {
+    app.addHook('onResponse', (req, reply, done) => {
+      const labels = {
+        route: req.routeOptions.url ?? 'unmatched',
+        method: req.method,
+        status: String(reply.statusCode),
+      };
+      this.#requests.inc(labels);
+      this.#latency.observe(labels, reply.elapsedTime / 1000);
+      this.#last = { method: req.method, url: req.url, status: reply.statusCode, at: Date.now() };
+      done();
+    });
+  }
+
+  /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */
+  loopLate(lateMs: number): void {
+    this.#lateness?.observe(lateMs / 1000);
+  }
+
+  lastRequest(): LastRequest | undefined {
+    return this.#last;
+  }
+
+  /** GET /metrics of this server alone. */
+  route(): RouteSpec {
+    return metricsRoute(() => this.registry.metrics());
+  }
+}
+
+/** A counter mirroring a running total read at scrape time. */
+function totalCounter(registers: Registry[], name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = read();
+      // A total that went back (a restarted bus process) starts over from its new value.
+      this.inc(now >= seen ? now - seen : now);
+      seen = now;
+    },
+  });
+}
+
+/** Several servers' registries as one text (a classroom's main port): series keep their `twin` label. */
+export async function mergedMetrics(registries: readonly Registry[]): Promise<string> {
+  const all = await Promise.all(registries.map((r) => r.getMetricsAsJSON()));
+  return AggregatorRegistry.aggregate(all).metrics();
+}
+
+export function metricsRoute(text: () => Promise<string>): RouteSpec {
+  return {
+    method: 'GET',
+    path: '/metrics',
+    beyondV4: true,
+    produces: METRICS_CONTENT_TYPE,
+    summary:
+      "Prometheus metrics (text format): requests, latency, real-time factor, step time, the bus's counters",
+    description:
+      'Prometheus text exposition format 0.0.4. Series and their labels: docs/api.md, "Metrics". ' +
+      'In a classroom, the main port merges every twin (label `twin`).',
+    answer: z.string().meta({ description: 'Prometheus text format' }),
+    handler: async () => new RawReply(METRICS_CONTENT_TYPE, await text()),
+  };
+}

@@ -30,6 +30,7 @@ import {
 } from '../dynamixel/registers.ts';
 import { orientRaw } from '../core/frames.ts';
 import { type Logger, silentLogger } from '../core/logger.ts';
+import { runFixedRate } from '../core/fixed-rate.ts';
 import { Motor } from './motor.ts';
 import { minimumJerk } from './trajectory.ts';
 
@@ -73,9 +74,8 @@ export class Robot {
   readonly #motions = new Map<Motor, Motion>();
   readonly #tickHandlers = new Set<TickHandler>();
   #ticks = 0;
-  #running = false;
   #loop: Promise<void> | undefined;
-  #stop = new AbortController();
+  readonly #stop = new AbortController();
   /** Aborted when the server starts shutting down: pending `wait` answers give way at once. */
   readonly #closing = new AbortController();
 
@@ -143,13 +143,11 @@ export class Robot {
       if (led !== undefined && m.hasRegister('led')) m.set('led', led as Motor['commands']['led']);
     }
     await this.#writeCommands();
-    this.#running = true;
     this.#loop = this.#run();
   }
 
   async stop(): Promise<void> {
     this.beginShutdown();
-    this.#running = false;
     this.#stop.abort();
     await this.#loop;
     for (const motion of this.#motions.values()) motion.finish(true);
@@ -267,32 +265,19 @@ export class Robot {
     const paced = this.backend.waitForCycle?.bind(this.backend);
     if (paced) {
       let seen = 0;
-      while (this.#running) {
+      while (!this.#stop.signal.aborted) {
         try {
           seen = await paced(seen, this.#stop.signal);
         } catch (err) {
           if (isAbortError(err)) break;
           throw err;
         }
-        if (!this.#running) break;
+        if (this.#stop.signal.aborted) break;
         await this.tick();
       }
       return;
     }
-    const period = 1 / this.rate;
-    let next = this.clock.now();
-    while (this.#running) {
-      next += period;
-      try {
-        await this.clock.sleepUntil(next, this.#stop.signal);
-      } catch (err) {
-        if (isAbortError(err)) break;
-        throw err;
-      }
-      if (!this.#running) break;
-      if (this.clock.now() - next > 5 * period) next = this.clock.now();
-      await this.tick();
-    }
+    await runFixedRate(this.clock, 1 / this.rate, this.#stop.signal, () => this.tick());
   }
 
   /** One control cycle; public so scenario scripts and tests can drive the robot tick by tick. */

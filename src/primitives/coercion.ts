@@ -41,7 +41,7 @@ export function checkRequest(register: PrimitiveRegister, value: unknown, what: 
 
 /**
  * Checks a REST value against a declared type: numbers also as numeric strings, booleans also as "true"/"false"/1/0
- * (CONTRACT.md 2), arrays element by element (a comma-separated string works too). 400 otherwise.
+ * (docs/reference/contract.md 2), arrays element by element (a comma-separated string works too). 400 otherwise.
  */
 export function coerceValue(type: ValueType, value: unknown, what: string): unknown {
   switch (type) {

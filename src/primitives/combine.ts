@@ -1,5 +1,5 @@
 /**
- * How the requests of the running primitives combine into a motor's commands at each control tick (FACTS.md 4.6):
+ * How the requests of the running primitives combine into a motor's commands at each control tick (docs/reference/pypot.md 4.6):
  * numbers add up or average, booleans and colours go to the most recent writer.
  */
 import { gainsToRawPid, maxSpeedDegS, rawPidToGains, type LedColour } from '../dynamixel/registers.ts';
@@ -49,7 +49,7 @@ export function applyRequests(
   }
   const led = regs.get('led');
   if (led) {
-    // A colour wins over 'off' (FACTS.md 4.6); among colours, the most recent request.
+    // A colour wins over 'off' (docs/reference/pypot.md 4.6); among colours, the most recent request.
     const lit = led.filter((r) => r.value !== 'off');
     const v = (lit.length ? lastWriter(lit) : lastWriter(led)).value as LedColour;
     if (m.commands.led !== v) m.set('led', v);

@@ -1,6 +1,6 @@
 /**
  * A primitive's lifecycle on the robot's clock: start, stop, pause and resume; the body (setup, then a periodic
- * update or a one-shot run, then teardown); the run-local time that pauses freeze. State rules are CONTRACT.md 5;
+ * update or a one-shot run, then teardown); the run-local time that pauses freeze. State rules are docs/reference/contract.md 5;
  * start and stop calls are serialised per primitive, so a setup never overlaps a teardown or another setup.
  */
 import { AbortError, isAbortError } from '../core/clock.ts';
@@ -110,7 +110,7 @@ export abstract class PrimitiveLifecycle {
     return this.#state;
   }
 
-  /** Running or paused (a paused primitive counts as running, CONTRACT.md 5). */
+  /** Running or paused (a paused primitive counts as running, docs/reference/contract.md 5). */
   get running(): boolean {
     return this.#state !== 'stopped';
   }

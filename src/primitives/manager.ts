@@ -1,7 +1,7 @@
 /**
  * Owns a robot's primitives: attaches the built-ins and the operator's custom ones, and at every control tick
  * combines the requests of all running primitives (sub-primitives too) per motor and register, then writes the
- * result to the motors' commands (FACTS.md 4.6). Primitives never write motors themselves.
+ * result to the motors' commands (docs/reference/pypot.md 4.6). Primitives never write motors themselves.
  */
 import { setMaxListeners } from 'node:events';
 import { conflict, notFound, readOnly } from '../core/errors.ts';
@@ -27,7 +27,7 @@ import { coerceValue, type PrimitiveRegister } from './coercion.ts';
 import type { Primitive, PrimitiveContext, PrimitiveHost, ResolvedRequest } from './primitive.ts';
 
 export interface PrimitiveManagerOptions {
-  /** How the requests of several running primitives on one numeric register combine (FACTS.md 4.6). */
+  /** How the requests of several running primitives on one numeric register combine (docs/reference/pypot.md 4.6). */
   readonly combine: 'sum' | 'mean';
   readonly logger: Logger;
   /** Folder of custom primitive modules (.ts/.js), or undefined for none. */
@@ -56,7 +56,7 @@ export interface PrimitiveStatus {
   readonly isolated: boolean;
 }
 
-/** What /robot.json shows of each primitive (CONTRACT.md 2). */
+/** What /robot.json shows of each primitive (docs/reference/contract.md 2). */
 export interface PrimitiveEntry {
   primitive: string;
   running: boolean;
@@ -244,7 +244,7 @@ export class PrimitiveManager {
     return this.#attached.has(name);
   }
 
-  /** Attached primitives, in attach order (built-ins in FACTS.md order, then custom ones, then records'). */
+  /** Attached primitives, in attach order (built-ins in pypot's order, docs/reference/robots.md 1.2, 2.2, 3.2; then custom ones, then records'). */
   list(): Primitive[] {
     return [...this.#attached.values()];
   }
@@ -259,7 +259,7 @@ export class PrimitiveManager {
     return this.#active.size;
   }
 
-  /** /robot.json entries (CONTRACT.md 2). */
+  /** /robot.json entries (docs/reference/contract.md 2). */
   listing(): PrimitiveEntry[] {
     return this.list().map((p) => ({
       primitive: p.name,

@@ -1,6 +1,6 @@
 /**
  * A primitive: a behaviour with a lifecycle (lifecycle.ts) on the robot's clock. Primitives never write motors: they
- * post requests that the PrimitiveManager combines every control tick (FACTS.md 4.6). REST sees the properties and
+ * post requests that the PrimitiveManager combines every control tick (docs/reference/pypot.md 4.6). REST sees the properties and
  * methods they declare (members.ts), with values checked against the declared types (coercion.ts).
  */
 import { badRequest } from '../core/errors.ts';

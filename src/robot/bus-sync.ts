@@ -165,7 +165,7 @@ export class BusSync {
             put('goal_position', m.id, degToPosition(m.spec, m.toRaw(c.goalPosition)));
             break;
           case 'movingSpeed':
-            // Joint mode takes a magnitude; the sign of pypot's oriented speed is not sent (FACTS.md 9.2).
+            // Joint mode takes a magnitude; the sign of pypot's oriented speed is not sent (docs/reference/robots.md 9.2).
             put('moving_speed', m.id, degSToSpeed(m.spec, Math.abs(c.movingSpeed)));
             break;
           case 'torqueLimit':

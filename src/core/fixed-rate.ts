@@ -1,4 +1,7 @@
-/** The fixed-rate loop shared by the robot's control loop and the real bus's sync loop. */
+/**
+ * The fixed-rate loop shared by the robot's control loop and the real bus's sync loop
+ * (docs/decisions/0050-one-fixed-rate-loop.md).
+ */
 import { type Clock, isAbortError } from './clock.ts';
 
 /** Behind its schedule by more than this many periods, a loop starts again from now instead of bursting. */

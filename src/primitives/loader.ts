@@ -7,7 +7,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { primitiveLibrary } from './api.ts';
-import { Primitive, type PrimitiveContext, validatePrimitive } from './primitive.ts';
+import { validatePrimitive } from './members.ts';
+import { Primitive, type PrimitiveContext } from './primitive.ts';
 
 export interface LoadProblem {
   readonly file: string;

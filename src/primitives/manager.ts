@@ -1,34 +1,33 @@
 /**
  * Owns a robot's primitives: attaches the built-ins and the operator's custom ones, and at every control tick
  * combines the requests of all running primitives (sub-primitives too) per motor and register, then writes the
- * result to the motors' commands (FACTS.md 4.6). Primitives never write motors themselves.
+ * result to the motors' commands (docs/reference/pypot.md 4.6). Primitives never write motors themselves.
  */
 import { setMaxListeners } from 'node:events';
-import { RobotError, badRequest, conflict, notFound, readOnly } from '../core/errors.ts';
-import { gainsToRawPid, maxSpeedDegS, rawPidToGains, type LedColour } from '../dynamixel/registers.ts';
+import { conflict, notFound, readOnly } from '../core/errors.ts';
 import { mulberry32 } from '../core/prng.ts';
-import type { Motor } from '../robot/motor.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { Logger } from '../core/logger.ts';
 import { builtinPrimitives } from './builtins/index.ts';
+import { applyRequests } from './combine.ts';
 import { DEFAULT_ISOLATION, IsolatedPrimitive, type IsolationOptions, spawnLink } from './isolated/host.ts';
 import { listModules, loadCustomPrimitives, type LoadProblem } from './loader.ts';
 import {
   LIFECYCLE_METHODS,
-  builtinMethods,
-  coerceValue,
+  type MethodArgs,
   type MethodSpec,
-  type Primitive,
-  type PrimitiveContext,
-  type PrimitiveHost,
-  type PrimitiveRegister,
   type PropertySpec,
-  type ResolvedRequest,
+  bindArguments,
+  builtinMethods,
+  guardAsync,
+  jsonValue,
   validatePrimitive,
-} from './primitive.ts';
+} from './members.ts';
+import { coerceValue, type PrimitiveRegister } from './coercion.ts';
+import type { Primitive, PrimitiveContext, PrimitiveHost, ResolvedRequest } from './primitive.ts';
 
 export interface PrimitiveManagerOptions {
-  /** How the requests of several running primitives on one numeric register combine (FACTS.md 4.6). */
+  /** How the requests of several running primitives on one numeric register combine (docs/reference/pypot.md 4.6). */
   readonly combine: 'sum' | 'mean';
   readonly logger: Logger;
   /** Folder of custom primitive modules (.ts/.js), or undefined for none. */
@@ -57,11 +56,7 @@ export interface PrimitiveStatus {
   readonly isolated: boolean;
 }
 
-/** Arguments of a method call: by name (a JSON object body) or by position (an array, one value, nothing). */
-export type MethodArgs =
-  { readonly named: Readonly<Record<string, unknown>> } | { readonly positional: readonly unknown[] };
-
-/** What /robot.json shows of each primitive (CONTRACT.md 2). */
+/** What /robot.json shows of each primitive (docs/reference/contract.md 2). */
 export interface PrimitiveEntry {
   primitive: string;
   running: boolean;
@@ -249,7 +244,7 @@ export class PrimitiveManager {
     return this.#attached.has(name);
   }
 
-  /** Attached primitives, in attach order (built-ins in FACTS.md order, then custom ones, then records'). */
+  /** Attached primitives, in attach order (built-ins in pypot's order, docs/reference/robots.md 1.2, 2.2, 3.2; then custom ones, then records'). */
   list(): Primitive[] {
     return [...this.#attached.values()];
   }
@@ -264,7 +259,7 @@ export class PrimitiveManager {
     return this.#active.size;
   }
 
-  /** /robot.json entries (CONTRACT.md 2). */
+  /** /robot.json entries (docs/reference/contract.md 2). */
   listing(): PrimitiveEntry[] {
     return this.list().map((p) => ({
       primitive: p.name,
@@ -362,124 +357,7 @@ export class PrimitiveManager {
         else regs.set(r.register, [r]);
       }
     }
-    for (const [name, regs] of byMotor) this.#apply(this.robot.motor(name), regs);
+    for (const [name, regs] of byMotor)
+      applyRequests(this.robot, this.robot.motor(name), regs, this.options.combine);
   }
-
-  #apply(m: Motor, regs: Map<PrimitiveRegister, ResolvedRequest[]>): void {
-    const compliant = regs.get('compliant');
-    if (compliant) {
-      // Booleans do not add up: the most recent request wins.
-      const c = lastWriter(compliant).value as boolean;
-      if (c !== m.commands.compliant) {
-        // Turning stiff holds the motor where it is unless a goal is requested (as the REST write does).
-        if (!c && !regs.has('goal_position')) m.set('goalPosition', m.state.presentPosition);
-        this.robot.cancelMotion(m);
-        m.set('compliant', c);
-      }
-    }
-    const goal = regs.get('goal_position');
-    if (goal) {
-      const g = m.clampAngle(this.#combineNumbers(goal));
-      // A primitive now drives this goal: a REST goto in progress gives way.
-      if (this.robot.isMoving(m)) this.robot.cancelMotion(m);
-      if (Math.abs(m.commands.goalPosition - g) > 1e-6) m.set('goalPosition', g);
-    }
-    const speed = regs.get('moving_speed');
-    if (speed) {
-      const v = Math.min(maxSpeedDegS(m.spec), Math.abs(this.#combineNumbers(speed)));
-      if (m.commands.movingSpeed !== v) m.set('movingSpeed', v);
-    }
-    const torque = regs.get('torque_limit');
-    if (torque) {
-      const v = Math.min(100, Math.max(0, this.#combineNumbers(torque)));
-      if (m.commands.torqueLimit !== v) m.set('torqueLimit', v);
-    }
-    const led = regs.get('led');
-    if (led) {
-      // A colour wins over 'off' (FACTS.md 4.6); among colours, the most recent request.
-      const lit = led.filter((r) => r.value !== 'off');
-      const v = (lit.length ? lastWriter(lit) : lastWriter(led)).value as LedColour;
-      if (m.commands.led !== v) m.set('led', v);
-    }
-    const pid = regs.get('pid');
-    if (pid) {
-      const gains = [0, 1, 2].map((i) =>
-        Math.max(
-          0,
-          this.#combineNumbers(pid.map((r) => ({ ...r, value: (r.value as readonly number[])[i]! }))),
-        ),
-      );
-      const held = rawPidToGains(gainsToRawPid(gains));
-      if (held.some((g, i) => g !== m.commands.pid[i])) m.set('pid', held);
-    }
-  }
-
-  #combineNumbers(requests: readonly ResolvedRequest[]): number {
-    let sum = 0;
-    for (const r of requests) sum += r.value as number;
-    return this.options.combine === 'sum' ? sum : sum / requests.length;
-  }
-}
-
-function bindArguments(primitive: string, spec: MethodSpec, args: MethodArgs): unknown[] {
-  const signature = `${spec.name}(${spec.params.map((a) => `${a.name}${a.optional ? '?' : ''}: ${a.type}`).join(', ')})`;
-  const tip = spec.params.length
-    ? `send the arguments as an object {${spec.params.map((a) => `"${a.name}": ...`).join(', ')}} or an array`
-    : 'send no body (this method takes no arguments)';
-  const raw: unknown[] = [];
-  if ('named' in args) {
-    for (const key of Object.keys(args.named)) {
-      if (!spec.params.some((a) => a.name === key))
-        throw badRequest(`${primitive}:${spec.name} has no parameter "${key}"`, tip, signature);
-    }
-    for (const a of spec.params) raw.push(args.named[a.name]);
-  } else {
-    if (args.positional.length > spec.params.length)
-      throw badRequest(
-        `${primitive}:${spec.name} takes ${spec.params.length ? `at most ${spec.params.length}` : 'no'} argument${spec.params.length === 1 ? '' : 's'}`,
-        tip,
-        `got ${args.positional.length}; ${signature}`,
-      );
-    raw.push(...args.positional);
-  }
-  return spec.params.map((a, i) => {
-    const v = raw[i];
-    if (v === undefined || v === null) {
-      if (a.optional) return undefined;
-      throw badRequest(`${primitive}:${spec.name} needs the argument "${a.name}"`, tip, signature);
-    }
-    return coerceValue(a.type, v, `argument "${a.name}"`);
-  });
-}
-
-/** Runs primitive code: RobotErrors keep their status; anything else becomes `code` with its message. */
-async function guardAsync<T>(
-  fn: () => T | Promise<T>,
-  message: string,
-  code: 'bad_request' | 'internal' = 'internal',
-): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw asRobotError(err, message, code);
-  }
-}
-
-function asRobotError(err: unknown, message: string, code: 'bad_request' | 'internal'): RobotError {
-  if (err instanceof RobotError) return err;
-  const details = err instanceof Error ? err.message : String(err);
-  return new RobotError(code, message, "check the primitive's documentation", details.slice(0, 200));
-}
-
-/** What JSON can carry: undefined becomes null, non-finite numbers null. */
-function jsonValue(v: unknown): unknown {
-  if (v === undefined) return null;
-  if (typeof v === 'number' && !Number.isFinite(v)) return null;
-  return v;
-}
-
-function lastWriter(requests: readonly ResolvedRequest[]): ResolvedRequest {
-  let last = requests[0]!;
-  for (const r of requests) if (r.seq > last.seq) last = r;
-  return last;
 }

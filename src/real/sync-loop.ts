@@ -6,7 +6,8 @@
  * REST connections); the Robot reads the cycles' values from the backend's cache.
  * Before start() and after stop(), queued work runs at once, in order: start-up reads and the last writes.
  */
-import { type Clock, isAbortError } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
+import { runFixedRate } from '../core/fixed-rate.ts';
 import { controlTable } from '../dynamixel/control-table.ts';
 import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../dynamixel/registers.ts';
 import type { BusDriver, MotorHealth } from './driver.ts';
@@ -125,23 +126,9 @@ export class SyncLoop {
     return true;
   }
 
-  async #run(): Promise<void> {
+  #run(): Promise<void> {
     const { clock, hz } = this.opts;
-    const period = 1 / hz;
-    let next = clock.now();
-    while (this.#running) {
-      next += period;
-      try {
-        await clock.sleepUntil(next, this.#stop.signal);
-      } catch (err) {
-        if (isAbortError(err)) break;
-        throw err;
-      }
-      if (!this.#running) break;
-      const now = clock.now();
-      if (now - next > 5 * period) next = now;
-      await this.#cycle(Math.max(0, (now - next) * 1000));
-    }
+    return runFixedRate(clock, 1 / hz, this.#stop.signal, (lateS) => this.#cycle(lateS * 1000));
   }
 
   async #cycle(lateMs: number): Promise<void> {

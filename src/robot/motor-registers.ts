@@ -173,8 +173,11 @@ function checkAnswering(m: Motor): void {
     );
 }
 
-/** 404 for a register the motor lacks, 403 for a read-only one: before the value is even looked at. */
-export function checkWritable(m: Motor, reg: string): Writer {
+/**
+ * A write of `reg` on `m`, checked once: 404 for a register the motor lacks and 403 for a read-only one now, before
+ * the value is even looked at; the returned write answers 503 for a motor that does not answer, 400 for a bad value.
+ */
+export function registerWriter(robot: Robot, m: Motor, reg: string): (value: unknown) => RegisterValue {
   const r = checkRegister(m, reg);
   const writer = writers[r];
   if (!WRITABLE_REGISTERS.has(r) || !writer)
@@ -183,13 +186,14 @@ export function checkWritable(m: Motor, reg: string): Writer {
       `writable registers: ${[...WRITABLE_REGISTERS].filter((w) => m.hasRegister(w)).join(', ')}`,
       'the servo does not accept writes to it',
     );
-  return writer;
+  return (value) => {
+    checkAnswering(m);
+    return writer(robot, m, value);
+  };
 }
 
 export function writeRegister(robot: Robot, m: Motor, reg: string, value: unknown): RegisterValue {
-  const writer = checkWritable(m, reg);
-  checkAnswering(m);
-  return writer(robot, m, value);
+  return registerWriter(robot, m, reg)(value);
 }
 
 /** Every register but safe_compliant, as /robot.json lists them. */

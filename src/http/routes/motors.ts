@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { Motor } from '../../robot/motor.ts';
-import { checkWritable, readRegister, writeRegister } from '../../robot/motor-registers.ts';
+import { readRegister, registerWriter } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { bareValue } from '../body.ts';
 import type { MotionPolicy } from '../profile.ts';
@@ -122,9 +122,9 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
       examples: { body: 30, answer: { goal_position: 30 } },
       handler: ({ params, body }) => {
         const m = robot.motor(params.motor);
-        checkWritable(m, params.register); // 404 or 403 before reading the body
+        const write = registerWriter(robot, m, params.register); // 404 or 403 before reading the body
         const value = bareValue(body, 'the body is the new value as JSON, for example 30 or true');
-        return { [params.register]: writeRegister(robot, m, params.register, value) };
+        return { [params.register]: write(value) };
       },
     }),
     route({

@@ -1,5 +1,6 @@
 /** /primitives: list, lifecycle, declared properties and methods (docs/reference/rest-api.md 4.5, docs/reference/contract.md 5). */
-import type { MethodArgs, PrimitiveManager } from '../../primitives/manager.ts';
+import type { PrimitiveManager } from '../../primitives/manager.ts';
+import type { MethodArgs } from '../../primitives/members.ts';
 import { z } from 'zod';
 import { bareValue, type Body } from '../body.ts';
 import { route, type RouteSpec } from '../route.ts';

@@ -87,6 +87,11 @@ async function main(argv: string[]): Promise<void> {
       '--camera <device|command>',
       'real only: V4L2 device (/dev/video0) or a capture command for ffmpeg',
     )
+    .addOption(
+      new Option('--camera-realism <on|off>', "sim only: the camera's lens and sensor model, or clean frames")
+        .choices(['on', 'off'])
+        .default('on'),
+    )
     .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
     .addOption(
       new Option('--log-level <level>', 'least severe level logged (debug adds a line per request)')
@@ -147,6 +152,7 @@ async function main(argv: string[]): Promise<void> {
     onClose: 'compliant' | 'hold';
     camera?: string;
     classroom?: string;
+    cameraRealism: 'on' | 'off';
   }>();
   if (opts.classroom !== undefined && (opts.backend !== 'sim' || opts.speed === 'max')) {
     console.error(
@@ -198,6 +204,7 @@ async function main(argv: string[]): Promise<void> {
       idle: opts.idleTimeout * 1000,
     },
     loopHz: opts.loopHz,
+    cameraRealism: opts.cameraRealism === 'on',
   };
   if (opts.classroom !== undefined) {
     const classroom = opts.classroom;

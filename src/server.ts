@@ -59,6 +59,8 @@ export interface ServerOptions {
   readonly seed?: number;
   readonly corsOrigins?: '*' | readonly string[];
   readonly logger?: Logger;
+  /** Sim only: the camera's lens and sensor model (default true); false gives clean frames. */
+  readonly cameraRealism?: boolean;
   /** Physics timestep (s), sim only. */
   readonly dt?: number;
   /** Client compatibility profile: `pypot` answers as pypot 5.0.2 does (docs/reference/contract.md 8). */
@@ -129,7 +131,14 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
     }
     return new RealBackend({ ...opts.real, config, camera, log, loopHz: opts.loopHz });
   }
-  return new SimBackend({ config, urdf, speed: opts.speed ?? 1, dt: opts.dt, scheduler: opts.scheduler });
+  return new SimBackend({
+    config,
+    urdf,
+    speed: opts.speed ?? 1,
+    dt: opts.dt,
+    scheduler: opts.scheduler,
+    cameraRealism: opts.cameraRealism,
+  });
 }
 
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
+import { cameraRealismSchema } from './camera-realism.ts';
+import { roomSchema } from './room.ts';
 
 import { MOTOR_MODELS } from '../dynamixel/registers.ts';
 
@@ -41,6 +43,8 @@ const cameraSchema = z.strictObject({
   fps: z.number().positive(),
   /** Horizontal field of view, degrees. */
   fov: z.number().positive().max(170),
+  /** The lens and sensor model of the rendered camera (sim only; docs/sensors.md). */
+  realism: cameraRealismSchema.default(cameraRealismSchema.parse({})),
 });
 
 /** The table (or floor) the robot stands on, in the URDF root link's frame. */
@@ -68,6 +72,8 @@ const cardSchema = z.strictObject({
 const worldSchema = z.strictObject({
   table: tableSchema.nullable().default(null),
   cards: z.array(cardSchema).default([]),
+  /** The room the camera sees around the robot (src/config/room.ts); absent: the default room. */
+  room: roomSchema.optional(),
 });
 
 const startupSchema = z.strictObject({

@@ -1,11 +1,18 @@
 /**
  * A small z-buffered software rasteriser for the twin's three.js scene: what the robot's camera sees, in Node,
- * without a GPU or an X server. Flat-shaded Lambert triangles (a headlight and a light from above), textures
- * sampled bilinearly with perspective correction, near-plane clipping; then optional exposure, blur and seeded
- * noise so tests can make frames harder. Browser-safe (no node: imports).
+ * without a GPU or an X server. Two ways to light it:
+ * - render(): the clean picture, sRGB bytes, each face lit flat by an ambient term, a headlight and a light from
+ *   above, then optional exposure, blur and seeded noise so tests can make frames harder;
+ * - renderLinear(): the physical picture for the camera model (src/scene/camera-model.ts): linear light in 1/1024
+ *   of white paper under the room's nominal light, Lambert shading by the scene's own lights (ambient and point
+ *   lights with inverse-square fall-off) computed at the vertices and interpolated (Gouraud), glowing materials
+ *   (MeshBasicMaterial, `userData.glow`) unlit; with the depth of every pixel.
+ * Textures are sampled bilinearly with perspective correction (repeating when the texture says so); polygons are
+ * clipped at the near plane. Browser-safe (no node: imports).
  */
 import * as THREE from 'three';
 import type { Frame } from '../core/backend.ts';
+import { srgbToLinear } from './colour.ts';
 
 export interface ImageEffects {
   /** Multiplies the light (1 = as lit). */
@@ -18,6 +25,25 @@ export interface ImageEffects {
   readonly seed?: number;
 }
 
+/** Linear light of white paper facing a lamp of intensity 1 at LAMP_REFERENCE metres. */
+export const LINEAR_WHITE = 1024;
+/** Brightest linear value stored (a lamp panel, a window): 4x white. */
+export const LINEAR_MAX = 4095;
+/** A lamp of intensity 1 lights a surface facing it this far away to white (inverse square around it). */
+const LAMP_REFERENCE = 1.5;
+/** A lamp is a panel, not a point: its light stays finite next to it (squared size, m^2). */
+const LAMP_SIZE2 = 0.3 * 0.3;
+
+/** The physical picture: linear RGB (LINEAR_WHITE = white paper) and 1/depth (1/m, 0 = nothing) per pixel. */
+export interface LinearImage {
+  readonly width: number;
+  readonly height: number;
+  readonly rgb: Uint16Array;
+  readonly invDepth: Float32Array;
+  /** Focal length it was drawn with, pixels. */
+  readonly focal: number;
+}
+
 const AMBIENT = 0.55;
 const HEADLIGHT = 0.4;
 const TOP_LIGHT = 0.25;
@@ -26,9 +52,10 @@ const WALL_TOP = [214, 220, 226] as const;
 const WALL_BOTTOM = [170, 176, 182] as const;
 
 interface TextureView {
-  readonly data: Uint8Array | Uint8ClampedArray;
+  readonly data: Uint16Array;
   readonly width: number;
   readonly height: number;
+  readonly wrap: boolean;
 }
 
 /** Camera-space vertex: x right, y up, d = depth in front of the camera (metres), u v texture coordinates. */
@@ -38,47 +65,136 @@ interface ClipVertex {
   d: number;
   u: number;
   v: number;
+  /** Light reaching the vertex, per channel. */
+  lr: number;
+  lg: number;
+  lb: number;
 }
+
+interface Lens {
+  fx: number;
+  fy: number;
+  cx: number;
+  cy: number;
+  near: number;
+}
+
+/** The scene's lights in camera space (linear colour x intensity). */
+interface Lights {
+  ambient: [number, number, number];
+  points: { x: number; y: number; z: number; r: number; g: number; b: number }[];
+}
+
+/** sRGB byte -> linear (LINEAR_WHITE = 1). */
+const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => srgbToLinear(i / 255) * LINEAR_WHITE);
+/** Textures' texels as the two passes read them (sRGB bytes, linear light), converted once. */
+const byteTextures = new WeakMap<object, Uint16Array>();
+const linearTextures = new WeakMap<object, Uint16Array>();
 
 export class Rasterizer {
   readonly width: number;
   readonly height: number;
-  readonly #colour: Uint8Array;
+  /** The picture being drawn: sRGB bytes (clean) or linear light, in one array type so the fill stays monomorphic. */
+  readonly #colour: Uint16Array;
   /** 1 / depth of the nearest surface drawn so far (0 = nothing). */
   readonly #invDepth: Float32Array;
   readonly #modelView = new THREE.Matrix4();
-  readonly #normalMatrix = new THREE.Matrix3();
   readonly #up = new THREE.Vector3();
+  readonly #v = new THREE.Vector3();
   #positions = new Float64Array(0);
+  /** Brightest value of the current pass. */
+  #max = 255;
+  /** Meshes of the current pass with their distance, drawn nearest first so hidden pixels fail the depth test early. */
+  readonly #queue: { mesh: THREE.Mesh; distance: number }[] = [];
+  #lights: Lights | undefined;
 
   constructor(width: number, height: number) {
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
       throw new RangeError(`bad image size ${width}x${height}`);
     this.width = width;
     this.height = height;
-    this.#colour = new Uint8Array(width * height * 3);
+    this.#colour = new Uint16Array(width * height * 3);
     this.#invDepth = new Float32Array(width * height);
   }
 
-  /** Draws `scene` as `camera` sees it (three.js convention: looks along -z). Returns a new frame. */
+  /** Draws `scene` as `camera` sees it (three.js convention: looks along -z), clean. Returns a new frame. */
   render(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, effects: ImageEffects = {}): Frame {
     const { width, height } = this;
-    camera.updateMatrixWorld();
-    camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
+    this.#max = 255;
+    this.#lights = undefined;
     this.#clear();
-    const fy = height / 2 / Math.tan((camera.fov * Math.PI) / 360);
-    const lens = { fx: fy, fy, cx: width / 2, cy: height / 2, near: camera.near };
-    // World up (z) in camera coordinates: the second light shines from there.
-    this.#up.set(0, 0, 1).transformDirection(camera.matrixWorldInverse);
     const exposure = effects.exposure ?? 1;
-    scene.traverseVisible((object) => {
-      if (!(object instanceof THREE.Mesh)) return;
-      this.#drawMesh(object, camera, lens, exposure);
-    });
+    this.#draw(scene, camera, height / 2 / Math.tan((camera.fov * Math.PI) / 360), exposure);
     const rgb = new Uint8Array(this.#colour);
     if (effects.blur && effects.blur > 0) boxBlur(rgb, width, height, Math.round(effects.blur));
     if (effects.noise && effects.noise > 0) addNoise(rgb, effects.noise, effects.seed ?? 1);
     return { width, height, rgb };
+  }
+
+  /**
+   * Draws the physical picture lit by the scene's lights, with focal length `focal` pixels (default: the
+   * camera's field of view). The buffers are the rasteriser's own: valid until the next call.
+   */
+  renderLinear(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal?: number): LinearImage {
+    const f = focal ?? this.height / 2 / Math.tan((camera.fov * Math.PI) / 360);
+    this.#max = LINEAR_MAX;
+    this.#colour.fill(0);
+    this.#invDepth.fill(0);
+    camera.updateMatrixWorld();
+    camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
+    this.#lights = this.#collectLights(scene, camera);
+    this.#draw(scene, camera, f, 1);
+    return { width: this.width, height: this.height, rgb: this.#colour, invDepth: this.#invDepth, focal: f };
+  }
+
+  #collectLights(scene: THREE.Object3D, camera: THREE.Camera): Lights {
+    const lights: Lights = { ambient: [0, 0, 0], points: [] };
+    let any = false;
+    scene.traverseVisible((object) => {
+      if (object instanceof THREE.AmbientLight) {
+        any = true;
+        lights.ambient[0] += object.color.r * object.intensity;
+        lights.ambient[1] += object.color.g * object.intensity;
+        lights.ambient[2] += object.color.b * object.intensity;
+      } else if (object instanceof THREE.PointLight) {
+        any = true;
+        const p = this.#v.setFromMatrixPosition(object.matrixWorld).applyMatrix4(camera.matrixWorldInverse);
+        const k = object.intensity * LAMP_REFERENCE * LAMP_REFERENCE;
+        lights.points.push({
+          x: p.x,
+          y: p.y,
+          z: p.z,
+          r: object.color.r * k,
+          g: object.color.g * k,
+          b: object.color.b * k,
+        });
+      }
+    });
+    // A scene without lights is seen in plain white light.
+    if (!any) lights.ambient = [1, 1, 1];
+    return lights;
+  }
+
+  #draw(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, f: number, exposure: number): void {
+    const { width, height } = this;
+    camera.updateMatrixWorld();
+    camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
+    const lens: Lens = { fx: f, fy: f, cx: width / 2, cy: height / 2, near: camera.near };
+    // World up (z) in camera coordinates: the clean picture's second light shines from there.
+    this.#up.set(0, 0, 1).transformDirection(camera.matrixWorldInverse);
+    const queue = this.#queue;
+    queue.length = 0;
+    const m = camera.matrixWorldInverse.elements;
+    scene.traverseVisible((object) => {
+      if (!(object instanceof THREE.Mesh)) return;
+      const w = object.matrixWorld.elements;
+      // Depth of the mesh's origin: good enough an order for the room's pieces and the robot's links.
+      const distance = -(m[2]! * w[12]! + m[6]! * w[13]! + m[10]! * w[14]! + m[14]!);
+      queue.push({ mesh: object, distance });
+    });
+    queue.sort((a, b) => a.distance - b.distance);
+    for (const { mesh } of queue) this.#drawMesh(mesh, camera, lens, exposure);
+    queue.length = 0;
   }
 
   #clear(): void {
@@ -98,12 +214,7 @@ export class Rasterizer {
     this.#invDepth.fill(0);
   }
 
-  #drawMesh(
-    mesh: THREE.Mesh,
-    camera: THREE.Camera,
-    lens: { fx: number; fy: number; cx: number; cy: number; near: number },
-    exposure: number,
-  ): void {
+  #drawMesh(mesh: THREE.Mesh, camera: THREE.Camera, lens: Lens, exposure: number): void {
     const geometry = mesh.geometry as THREE.BufferGeometry;
     const material = (Array.isArray(mesh.material) ? mesh.material[0] : mesh.material) as
       (THREE.Material & { color?: THREE.Color; map?: THREE.Texture | null }) | undefined;
@@ -112,8 +223,18 @@ export class Rasterizer {
     if (!position) return;
     const uv = geometry.getAttribute('uv');
     const index = geometry.getIndex();
-    const texture = textureView(material.map);
-    const base = material.color ? [...srgbBytes(material.color)] : [255, 255, 255];
+    const linear = this.#lights !== undefined;
+    const texture = textureView(material.map, linear);
+    const base: [number, number, number] = linear
+      ? material.color && !texture
+        ? [material.color.r * LINEAR_WHITE, material.color.g * LINEAR_WHITE, material.color.b * LINEAR_WHITE]
+        : [1, 1, 1]
+      : material.color
+        ? srgbBytes(material.color)
+        : [255, 255, 255];
+    // Unlit: three's basic material glows by itself (a lamp panel, a window); `userData.glow` says how much.
+    const glow =
+      material instanceof THREE.MeshBasicMaterial ? ((mesh.userData.glow as number | undefined) ?? 1) : 0;
     const doubleSided = material.side === THREE.DoubleSide;
     const backOnly = material.side === THREE.BackSide;
 
@@ -130,9 +251,9 @@ export class Rasterizer {
       p[i * 3 + 1] = e[1]! * x + e[5]! * y + e[9]! * z + e[13]!;
       p[i * 3 + 2] = e[2]! * x + e[6]! * y + e[10]! * z + e[14]!;
     }
-    this.#normalMatrix.getNormalMatrix(this.#modelView);
     const triangles = index ? index.count / 3 : n / 3;
     const up = this.#up;
+    const lights = this.#lights;
     for (let t = 0; t < triangles; t++) {
       const i0 = index ? index.getX(t * 3) : t * 3;
       const i1 = index ? index.getX(t * 3 + 1) : t * 3 + 1;
@@ -164,22 +285,50 @@ export class Rasterizer {
         ny = -ny;
         nz = -nz;
       }
-      const light = Math.max(
-        0,
-        exposure *
-          (AMBIENT +
-            HEADLIGHT * Math.max(0, nz) +
-            TOP_LIGHT * Math.max(0, nx * up.x + ny * up.y + nz * up.z)),
-      );
-      const shade = [base[0]! * light, base[1]! * light, base[2]! * light] as const;
       const verts: ClipVertex[] = [
-        { x: ax, y: ay, d: -az, u: uv ? uv.getX(i0) : 0, v: uv ? uv.getY(i0) : 0 },
-        { x: bx, y: by, d: -bz, u: uv ? uv.getX(i1) : 0, v: uv ? uv.getY(i1) : 0 },
-        { x: cx, y: cy, d: -cz, u: uv ? uv.getX(i2) : 0, v: uv ? uv.getY(i2) : 0 },
+        { x: ax, y: ay, d: -az, u: uv ? uv.getX(i0) : 0, v: uv ? uv.getY(i0) : 0, lr: 0, lg: 0, lb: 0 },
+        { x: bx, y: by, d: -bz, u: uv ? uv.getX(i1) : 0, v: uv ? uv.getY(i1) : 0, lr: 0, lg: 0, lb: 0 },
+        { x: cx, y: cy, d: -cz, u: uv ? uv.getX(i2) : 0, v: uv ? uv.getY(i2) : 0, lr: 0, lg: 0, lb: 0 },
       ];
+      if (!lights) {
+        const light = glow
+          ? exposure
+          : Math.max(
+              0,
+              exposure *
+                (AMBIENT +
+                  HEADLIGHT * Math.max(0, nz) +
+                  TOP_LIGHT * Math.max(0, nx * up.x + ny * up.y + nz * up.z)),
+            );
+        for (const v of verts) v.lr = v.lg = v.lb = light;
+      } else if (glow) {
+        for (const v of verts) v.lr = v.lg = v.lb = glow;
+      } else {
+        for (const v of verts) {
+          let r = lights.ambient[0],
+            g = lights.ambient[1],
+            b = lights.ambient[2];
+          const vz = -v.d;
+          for (const l of lights.points) {
+            const dx = l.x - v.x,
+              dy = l.y - v.y,
+              dz = l.z - vz;
+            const d2 = dx * dx + dy * dy + dz * dz;
+            const cos = (nx * dx + ny * dy + nz * dz) / Math.sqrt(d2);
+            if (cos <= 0) continue;
+            const k = cos / (d2 + LAMP_SIZE2);
+            r += l.r * k;
+            g += l.g * k;
+            b += l.b * k;
+          }
+          v.lr = r;
+          v.lg = g;
+          v.lb = b;
+        }
+      }
       const poly = clipNear(verts, lens.near);
       for (let k = 1; k + 1 < poly.length; k++)
-        this.#fillTriangle(poly[0]!, poly[k]!, poly[k + 1]!, lens, shade, light, texture);
+        this.#fillTriangle(poly[0]!, poly[k]!, poly[k + 1]!, lens, base, texture);
     }
   }
 
@@ -187,9 +336,8 @@ export class Rasterizer {
     a: ClipVertex,
     b: ClipVertex,
     c: ClipVertex,
-    lens: { fx: number; fy: number; cx: number; cy: number },
-    shade: readonly [number, number, number],
-    light: number,
+    lens: Lens,
+    base: readonly [number, number, number],
     texture: TextureView | undefined,
   ): void {
     const { width, height } = this;
@@ -228,31 +376,62 @@ export class Rasterizer {
       vc = c.v * zc;
     const colour = this.#colour;
     const depth = this.#invDepth;
-    const sr = Math.min(255, shade[0]),
-      sg = Math.min(255, shade[1]),
-      sb = Math.min(255, shade[2]);
+    const max = this.#max;
+    // The light over the triangle, per channel, as affine functions of the pixel centre (Gouraud).
+    const lrA = a0 * a.lr + a1 * b.lr + a2 * c.lr,
+      lrB = b0 * a.lr + b1 * b.lr + b2 * c.lr,
+      lrC = c0 * a.lr + c1 * b.lr + c2 * c.lr;
+    const lgA = a0 * a.lg + a1 * b.lg + a2 * c.lg,
+      lgB = b0 * a.lg + b1 * b.lg + b2 * c.lg,
+      lgC = c0 * a.lg + c1 * b.lg + c2 * c.lg;
+    const lbA = a0 * a.lb + a1 * b.lb + a2 * c.lb,
+      lbB = b0 * a.lb + b1 * b.lb + b2 * c.lb,
+      lbC = c0 * a.lb + c1 * b.lb + c2 * c.lb;
+    const flat =
+      a.lr === b.lr && a.lr === c.lr && a.lg === b.lg && a.lg === c.lg && a.lb === b.lb && a.lb === c.lb;
+    const sr = Math.min(max, base[0] * a.lr),
+      sg = Math.min(max, base[1] * a.lg),
+      sb = Math.min(max, base[2] * a.lb);
     const eps = -1e-7;
     for (let py = minY; py <= maxY; py++) {
       const fy = py + 0.5;
-      let w0 = a0 * (minX + 0.5) + b0 * fy + c0;
-      let w1 = a1 * (minX + 0.5) + b1 * fy + c1;
-      let w2 = a2 * (minX + 0.5) + b2 * fy + c2;
+      const fx = minX + 0.5;
+      let w0 = a0 * fx + b0 * fy + c0;
+      let w1 = a1 * fx + b1 * fy + c1;
+      let w2 = a2 * fx + b2 * fy + c2;
+      let lr = lrA * fx + lrB * fy + lrC;
+      let lg = lgA * fx + lgB * fy + lgC;
+      let lb = lbA * fx + lbB * fy + lbC;
       let i = py * width + minX;
-      for (let px = minX; px <= maxX; px++, i++, w0 += a0, w1 += a1, w2 += a2) {
+      for (
+        let px = minX;
+        px <= maxX;
+        px++, i++, w0 += a0, w1 += a1, w2 += a2, lr += lrA, lg += lgA, lb += lbA
+      ) {
         if (w0 < eps || w1 < eps || w2 < eps) continue;
         const z = w0 * za + w1 * zb + w2 * zc;
         if (z <= depth[i]!) continue;
         depth[i] = z;
         const o = i * 3;
         if (!texture) {
-          colour[o] = sr;
-          colour[o + 1] = sg;
-          colour[o + 2] = sb;
+          if (flat) {
+            colour[o] = sr;
+            colour[o + 1] = sg;
+            colour[o + 2] = sb;
+          } else {
+            const r = base[0] * lr,
+              g = base[1] * lg,
+              b = base[2] * lb;
+            colour[o] = r > max ? max : r < 0 ? 0 : r;
+            colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
+            colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
+          }
           continue;
         }
         const u = (w0 * ua + w1 * ub + w2 * uc) / z;
         const v = (w0 * va + w1 * vb + w2 * vc) / z;
-        sampleBilinear(texture, u, v, light, colour, o);
+        if (flat) sampleBilinear(texture, u, v, a.lr, a.lg, a.lb, colour, o, max);
+        else sampleBilinear(texture, u, v, lr, lg, lb, colour, o, max);
       }
     }
   }
@@ -263,43 +442,72 @@ function srgbBytes(c: THREE.Color): [number, number, number] {
   return [(hex >> 16) & 255, (hex >> 8) & 255, hex & 255];
 }
 
-function textureView(map: THREE.Texture | null | undefined): TextureView | undefined {
+/** The texture's RGBA texels: sRGB bytes for the clean picture, linear light (LINEAR_WHITE = 1) for the physical one. */
+function textureView(map: THREE.Texture | null | undefined, linear: boolean): TextureView | undefined {
   const image = map?.image as
     { data?: Uint8Array | Uint8ClampedArray; width?: number; height?: number } | undefined;
-  if (!image?.data || !image.width || !image.height) return undefined;
-  return { data: image.data, width: image.width, height: image.height };
+  if (!map || !image?.data || !image.width || !image.height) return undefined;
+  const wrap = map.wrapS === THREE.RepeatWrapping;
+  const cache = linear ? linearTextures : byteTextures;
+  let data = cache.get(image.data);
+  if (!data) {
+    const src = image.data;
+    data = new Uint16Array(src.length);
+    for (let i = 0; i < src.length; i++) data[i] = linear ? Math.round(SRGB_TO_LINEAR[src[i]!]!) : src[i]!;
+    cache.set(image.data, data);
+  }
+  return { data, width: image.width, height: image.height, wrap };
 }
 
-/** Bilinear sample of an RGBA texture (row 0 at v = 0, as three.js lays data textures out), times `light`. */
+/** Bilinear sample of an RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light. */
 function sampleBilinear(
   t: TextureView,
   u: number,
   v: number,
-  light: number,
-  out: Uint8Array,
+  lr: number,
+  lg: number,
+  lb: number,
+  out: Uint16Array,
   o: number,
+  max: number,
 ): void {
-  const fx = Math.min(t.width - 1, Math.max(0, u * t.width - 0.5));
-  const fy = Math.min(t.height - 1, Math.max(0, v * t.height - 0.5));
-  const x0 = fx | 0,
+  const tw = t.width,
+    th = t.height;
+  let fx: number, fy: number, x0: number, y0: number, x1: number, y1: number;
+  if (t.wrap) {
+    fx = (u - Math.floor(u)) * tw - 0.5;
+    fy = (v - Math.floor(v)) * th - 0.5;
+    if (fx < 0) fx += tw;
+    if (fy < 0) fy += th;
+    x0 = fx | 0;
     y0 = fy | 0;
-  const x1 = Math.min(t.width - 1, x0 + 1),
-    y1 = Math.min(t.height - 1, y0 + 1);
+    x1 = x0 + 1 === tw ? 0 : x0 + 1;
+    y1 = y0 + 1 === th ? 0 : y0 + 1;
+  } else {
+    fx = Math.min(tw - 1, Math.max(0, u * tw - 0.5));
+    fy = Math.min(th - 1, Math.max(0, v * th - 0.5));
+    x0 = fx | 0;
+    y0 = fy | 0;
+    x1 = Math.min(tw - 1, x0 + 1);
+    y1 = Math.min(th - 1, y0 + 1);
+  }
   const dx = fx - x0,
     dy = fy - y0;
-  const w00 = (1 - dx) * (1 - dy) * light,
-    w10 = dx * (1 - dy) * light;
-  const w01 = (1 - dx) * dy * light,
-    w11 = dx * dy * light;
+  const w00 = (1 - dx) * (1 - dy),
+    w10 = dx * (1 - dy);
+  const w01 = (1 - dx) * dy,
+    w11 = dx * dy;
   const d = t.data;
-  const p00 = (y0 * t.width + x0) * 4,
-    p10 = (y0 * t.width + x1) * 4;
-  const p01 = (y1 * t.width + x0) * 4,
-    p11 = (y1 * t.width + x1) * 4;
-  for (let k = 0; k < 3; k++) {
-    const value = d[p00 + k]! * w00 + d[p10 + k]! * w10 + d[p01 + k]! * w01 + d[p11 + k]! * w11;
-    out[o + k] = value > 255 ? 255 : value;
-  }
+  const p00 = (y0 * tw + x0) * 4,
+    p10 = (y0 * tw + x1) * 4;
+  const p01 = (y1 * tw + x0) * 4,
+    p11 = (y1 * tw + x1) * 4;
+  const r = (d[p00]! * w00 + d[p10]! * w10 + d[p01]! * w01 + d[p11]! * w11) * lr;
+  const g = (d[p00 + 1]! * w00 + d[p10 + 1]! * w10 + d[p01 + 1]! * w01 + d[p11 + 1]! * w11) * lg;
+  const b = (d[p00 + 2]! * w00 + d[p10 + 2]! * w10 + d[p01 + 2]! * w01 + d[p11 + 2]! * w11) * lb;
+  out[o] = r > max ? max : r;
+  out[o + 1] = g > max ? max : g;
+  out[o + 2] = b > max ? max : b;
 }
 
 /** Cuts a polygon to the part in front of the near plane (d >= near), interpolating its attributes. */
@@ -320,6 +528,9 @@ function clipNear(poly: ClipVertex[], near: number): ClipVertex[] {
         d: near,
         u: cur.u + (next.u - cur.u) * t,
         v: cur.v + (next.v - cur.v) * t,
+        lr: cur.lr + (next.lr - cur.lr) * t,
+        lg: cur.lg + (next.lg - cur.lg) * t,
+        lb: cur.lb + (next.lb - cur.lb) * t,
       });
     }
   }

@@ -6,16 +6,20 @@
  */
 import * as THREE from 'three';
 import type { CameraConfig, TableConfig } from '../config/robot-config.ts';
+import type { RoomConfig } from '../config/room.ts';
 import type { UrdfGeometry, UrdfJoint, UrdfRobot, UrdfShape, Vec3 } from '../urdf/types.ts';
 import type { Pose } from '../urdf/transform.ts';
 import { markerImage } from '../vision/marker.ts';
 import type { CardPose, CardState } from './cards.ts';
+import { roomObject, tableMaterial } from './room.ts';
 
 export interface TwinSceneOptions {
   readonly urdf: UrdfRobot;
   readonly table: TableConfig | null;
   readonly cards: readonly CardState[];
   readonly camera: CameraConfig | null;
+  /** The room around the robot, with its lamps (the rendered camera's world); none: the robot and table alone. */
+  readonly room?: RoomConfig | null;
 }
 
 /** Texture pixels per marker cell: enough for crisp cells at any size the camera can see. */
@@ -23,6 +27,9 @@ const CARD_PIXELS_PER_CELL = 8;
 const LINK_GREY = 0xb0b0b0;
 const TABLE_COLOURS = { table: 0xa0794f, floor: 0x8c8c8c } as const;
 const PAPER_BACK = 0xf2f2ec;
+/** Printed card: matte paper is not pure white and ink not pure black (sRGB bytes). */
+const PAPER = 242;
+const INK = 24;
 
 /** URDF rpy (fixed axes, R = Rz Ry Rx) onto a three.js object: Euler order 'ZYX' is that same product. */
 function setPose(object: THREE.Object3D, xyz: Vec3, rpy: Vec3): void {
@@ -65,9 +72,7 @@ export function cardTexture(id: number): THREE.DataTexture {
     const src = (img.height - 1 - y) * img.width * 3;
     for (let x = 0; x < img.width; x++) {
       const o = (y * img.width + x) * 4;
-      rgba[o] = img.rgb[src + x * 3]!;
-      rgba[o + 1] = img.rgb[src + x * 3 + 1]!;
-      rgba[o + 2] = img.rgb[src + x * 3 + 2]!;
+      rgba[o] = rgba[o + 1] = rgba[o + 2] = img.rgb[src + x * 3]! ? PAPER : INK;
       rgba[o + 3] = 255;
     }
   }
@@ -129,11 +134,14 @@ export class TwinScene {
       origin.add(link);
       if (joint.type !== 'fixed') this.#moving.push({ joint, link });
     }
-    if (opts.table) {
+    const room = opts.room ?? null;
+    if (room) this.scene.add(roomObject(room, opts.table));
+    // In a room, the ground a robot stands on is the room's floor.
+    if (opts.table && !(room && opts.table.kind === 'floor')) {
       const t = opts.table;
       const table = new THREE.Mesh(
         new THREE.BoxGeometry(t.size[0], t.size[1], t.size[2]),
-        new THREE.MeshLambertMaterial({ color: TABLE_COLOURS[t.kind] }),
+        room ? tableMaterial(room) : new THREE.MeshLambertMaterial({ color: TABLE_COLOURS[t.kind] }),
       );
       table.name = t.kind;
       table.position.set(t.xyz[0], t.xyz[1], t.xyz[2] - t.size[2] / 2);

@@ -17,6 +17,8 @@ import { readRegister, writeRegister } from './servo-registers.ts';
 import { SimCamera } from './camera.ts';
 import { CardTable } from '../scene/cards.ts';
 import type { WorldScheduler } from './scheduler.ts';
+import { RealismError } from '../scene/camera-model.ts';
+import { DEFAULT_ROOM } from '../config/room.ts';
 
 export type SimSpeed = number | 'max' | 'manual';
 
@@ -38,6 +40,8 @@ export interface SimOptions {
   readonly restWhenStill?: boolean;
   /** Steps with other worlds in one shared scheduler (a classroom) instead of a loop of its own. */
   readonly scheduler?: WorldScheduler;
+  /** The camera's lens and sensor model (the config's camera.realism); false: clean frames. Default true. */
+  readonly cameraRealism?: boolean;
 }
 
 const DEG = Math.PI / 180;
@@ -129,16 +133,25 @@ export class SimBackend implements Backend {
     });
     this.cards = new CardTable(opts.config.world.cards);
     const { camera, world } = opts.config;
-    this.camera = camera
-      ? new SimCamera({
-          camera,
-          urdf: opts.urdf,
-          table: world.table,
-          cards: this.cards,
-          jointAngles: () => this.jointAngles(),
-          now: () => this.clock.now(),
-        })
-      : undefined;
+    try {
+      this.camera = camera
+        ? new SimCamera({
+            camera,
+            urdf: opts.urdf,
+            table: world.table,
+            room: world.room ?? DEFAULT_ROOM,
+            cards: this.cards,
+            jointAngles: () => this.jointAngles(),
+            jointVelocities: () => this.jointVelocities(),
+            now: () => this.clock.now(),
+            realism: opts.cameraRealism === false ? null : camera.realism,
+          })
+        : undefined;
+    } catch (err) {
+      if (err instanceof RealismError)
+        throw new ConfigError(err.field, err.message, opts.config.source || undefined);
+      throw err;
+    }
     const speedOf = () => this.#speed;
     this.simulation = {
       hand: this.#hands.tool,
@@ -245,6 +258,15 @@ export class SimBackend implements Backend {
     if (world)
       for (const m of this.#opts.config.motors) angles.set(m.name, world.angle(world.jointIndex(m.name)));
     return angles;
+  }
+
+  /** Present joint speeds (rad/s) by joint name: the camera's motion blur. */
+  jointVelocities(): Map<string, number> {
+    const world = this.#world;
+    const speeds = new Map<string, number>();
+    if (world)
+      for (const m of this.#opts.config.motors) speeds.set(m.name, world.velocity(world.jointIndex(m.name)));
+    return speeds;
   }
 
   /** Steps the physics by `seconds` synchronously with timers firing in order (scenario scripts, tests). */

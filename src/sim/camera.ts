@@ -4,6 +4,8 @@
  */
 import type { Camera, Frame } from '../core/backend.ts';
 import type { CameraConfig, TableConfig } from '../config/robot-config.ts';
+import type { CameraRealism } from '../config/camera-realism.ts';
+import type { RoomConfig } from '../config/room.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import {
   type Pose,
@@ -20,6 +22,7 @@ import type { CardTable } from '../scene/cards.ts';
 import { type CardState } from '../scene/cards.ts';
 import { TwinScene } from '../scene/twin-scene.ts';
 import { type ImageEffects, Rasterizer } from '../scene/rasterizer.ts';
+import { CameraModel } from '../scene/camera-model.ts';
 
 export interface SimCameraOptions {
   readonly camera: CameraConfig;
@@ -33,8 +36,18 @@ export interface SimCameraOptions {
    * does, so clients pulling frames back to back cost at most fps renders a second.
    */
   readonly now?: () => number;
+  /** Exposure, blur and noise of the clean picture (tests); unused with `realism`. */
   readonly effects?: ImageEffects;
+  /** The room around the robot; none: the robot, its table and the cards alone. */
+  readonly room?: RoomConfig | null;
+  /** The lens and sensor model (src/scene/camera-model.ts); none: clean frames. */
+  readonly realism?: CameraRealism | null;
+  /** The twin's present joint speeds (rad/s) by joint name: the motion blur's source. */
+  readonly jointVelocities?: () => ReadonlyMap<string, number>;
 }
+
+/** Time step over which the image motion is measured from the joint speeds, seconds. */
+const MOTION_STEP = 0.01;
 
 /** How far in front of the camera `show` holds a card by default, metres. */
 export const DEFAULT_SHOW_DISTANCE = 0.2;
@@ -47,7 +60,10 @@ export class SimCamera implements Camera {
   readonly #rasterizer: Rasterizer;
   readonly #jointAngles: () => ReadonlyMap<string, number>;
   readonly #now: (() => number) | undefined;
+  readonly #jointVelocities: (() => ReadonlyMap<string, number>) | undefined;
+  readonly #model: CameraModel | undefined;
   #effects: ImageEffects;
+  #lightLevel = 1;
   #frames = 0;
   /** Bumped whenever something the clock does not see changes the picture (a card moved, the effects). */
   #version = 0;
@@ -60,13 +76,23 @@ export class SimCamera implements Camera {
     this.#effects = opts.effects ?? {};
     this.#jointAngles = opts.jointAngles;
     this.#now = opts.now;
+    this.#jointVelocities = opts.jointVelocities;
     this.scene = new TwinScene({
       urdf: opts.urdf,
       table: opts.table,
       cards: opts.cards.list(),
       camera: opts.camera,
+      room: opts.room ?? null,
     });
     this.#rasterizer = new Rasterizer(this.resolution[0], this.resolution[1]);
+    if (opts.realism)
+      this.#model = new CameraModel(
+        this.resolution[0],
+        this.resolution[1],
+        opts.camera.fov,
+        this.fps,
+        opts.realism,
+      );
     opts.cards.onChange((card) => {
       this.scene.setCardPose(card.name, card);
       this.#version++;
@@ -81,6 +107,28 @@ export class SimCamera implements Camera {
   set effects(effects: ImageEffects) {
     this.#effects = effects;
     this.#version++;
+  }
+
+  /** Whether frames go through the lens and sensor model (else they are clean). */
+  get realistic(): boolean {
+    return this.#model !== undefined;
+  }
+
+  /** The room's light relative to its nominal light (the realistic camera's exposure and noise follow it). */
+  get lightLevel(): number {
+    return this.#lightLevel;
+  }
+
+  set lightLevel(level: number) {
+    if (!(level > 0) || !Number.isFinite(level))
+      throw new RangeError(`light level must be above 0, got ${level}`);
+    this.#lightLevel = level;
+    this.#version++;
+  }
+
+  /** What the realistic camera decided for its last frame (exposure, gain, white balance, blur). */
+  get lastExposure() {
+    return this.#model?.lastExposure;
   }
 
   /** The latest frame if it is younger than 1/fps of the twin's clock and nothing moved since; else a new one. */
@@ -102,11 +150,37 @@ export class SimCamera implements Camera {
 
   /** Renders the camera's view of the twin as it is now (synchronous). */
   render(): Frame {
-    this.scene.setJointAngles(this.#jointAngles());
+    const angles = this.#jointAngles();
+    this.scene.setJointAngles(angles);
+    const model = this.#model;
+    if (model) {
+      const image = this.#rasterizer.renderLinear(this.scene.scene, this.scene.camera!, model.renderFocal);
+      const centre = image.invDepth[(image.height >> 1) * image.width + (image.width >> 1)]!;
+      const motion = this.#imageMotion(angles, centre > 0 ? 1 / centre : 1, image.focal);
+      return model.capture(image, this.#frames++, { motion, lightLevel: this.#lightLevel });
+    }
     const effects = this.#effects.noise
       ? { ...this.#effects, seed: (this.#effects.seed ?? 1) + this.#frames++ }
       : this.#effects;
     return this.#rasterizer.render(this.scene.scene, this.scene.camera!, effects);
+  }
+
+  /**
+   * How fast the picture slides now, pixels per second: where the point seen at the image centre (at `depth`)
+   * was MOTION_STEP ago, by the joint speeds.
+   */
+  #imageMotion(angles: ReadonlyMap<string, number>, depth: number, focal: number): [number, number] {
+    const speeds = this.#jointVelocities?.();
+    if (!speeds || [...speeds.values()].every((w) => Math.abs(w) < 1e-4)) return [0, 0];
+    const now = this.scene.cameraMountPose()!;
+    const earlier = new Map(angles);
+    for (const [joint, w] of speeds) earlier.set(joint, (angles.get(joint) ?? 0) - w * MOTION_STEP);
+    this.scene.setJointAngles(earlier);
+    const before = this.scene.cameraMountPose()!;
+    this.scene.setJointAngles(angles);
+    const [x, y, z] = transformPoint(invertPose(before), transformPoint(now, [0, 0, depth]));
+    if (z <= 1e-3) return [0, 0];
+    return [(-focal * x) / z / MOTION_STEP, (-focal * y) / z / MOTION_STEP];
   }
 
   /** Pose of the camera frame (looks along +z, image x +x, image y +y) in the root frame, as the twin is now. */

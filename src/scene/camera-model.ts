@@ -1,0 +1,503 @@
+/**
+ * The camera module's physics between the light of the scene (the rasteriser's linear picture) and the bytes a
+ * program gets: focus blur from the lens aperture and the depth of each pixel, motion blur over the exposure,
+ * radial lens distortion, auto-exposure (exposure time, then gain), photon (shot) and read noise, white balance,
+ * the sRGB curve and JPEG's losses. Every setting is in src/config/camera-realism.ts; docs/sensors.md gives their
+ * sources. Tables are built once per resolution and setting; the per-pixel work is table look-ups, integer
+ * bilinear sampling and a seeded table of Gaussian noise. Browser-safe.
+ */
+import type { CameraRealism } from '../config/camera-realism.ts';
+import type { Frame } from '../core/backend.ts';
+import { mulberry32 } from '../core/prng.ts';
+import { kelvinLinear, linearToSrgb } from './colour.ts';
+import { jpegRoundTrip } from './jpeg-pass.ts';
+import { LINEAR_MAX, LINEAR_WHITE, type LinearImage } from './rasterizer.ts';
+
+/** A setting the model cannot honour, named as the robot config spells it. */
+export class RealismError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface CaptureConditions {
+  /** How fast the picture slides during the exposure, pixels per second (x right, y down). */
+  readonly motion?: readonly [number, number];
+  /** The room's light relative to its nominal light (1 = as configured). */
+  readonly lightLevel?: number;
+}
+
+/** What the camera decided for the last frame. */
+export interface ExposureReport {
+  /** Exposure time, seconds. */
+  readonly exposure: number;
+  readonly gain: number;
+  /** White balance gains (red, green, blue). */
+  readonly whiteBalance: readonly [number, number, number];
+  /** Motion blur length, pixels. */
+  readonly motionBlur: number;
+  /** Largest focus blur radius in the picture, pixels. */
+  readonly focusBlur: number;
+  /** Median distance of what the picture shows, metres (over a sparse grid). */
+  readonly medianDepth: number;
+}
+
+const NOISE_SIZE = 1 << 16;
+/** White balance gains that correct lamps of 2500 .. 8000 K, every 100 K. */
+const AWB_CANDIDATES: [number, [number, number, number]][] = Array.from({ length: 56 }, (_, i) => {
+  const kelvin = 2500 + 100 * i;
+  const [r, , b] = kelvinLinear(kelvin);
+  return [kelvin, [1 / r, 1, 1 / b]];
+});
+/** Largest box half-width of the focus blur (a card held a few centimetres from the lens). */
+const MAX_BOX = 12;
+const MAX_MOTION_TAPS = 24;
+
+export class CameraModel {
+  readonly width: number;
+  readonly height: number;
+  /** Focal length the scene must be drawn with, pixels (wider than the output's when the lens has barrel distortion). */
+  readonly renderFocal: number;
+  /** Focal length of the output picture, pixels. */
+  readonly focal: number;
+  readonly #settings: CameraRealism;
+  readonly #maxExposure: number;
+  /** Per output pixel: index of the top-left source pixel and the bilinear weights (0..255) along x and y. */
+  readonly #mapIndex: Int32Array;
+  readonly #mapFx: Uint8Array;
+  readonly #mapFy: Uint8Array;
+  readonly #noise: Float32Array;
+  readonly #sat: Uint32Array;
+  readonly #work: Uint16Array;
+  readonly #work2: Uint16Array;
+  /** Exposure tables: mean output byte and noise sigma for each linear input level, per channel. */
+  readonly #mean = new Float32Array(3 * (LINEAR_MAX + 1));
+  readonly #sigma = new Float32Array(3 * (LINEAR_MAX + 1));
+  #tableKey = '';
+  #last: ExposureReport | undefined;
+
+  constructor(width: number, height: number, hfovDeg: number, fps: number, settings: CameraRealism) {
+    this.width = width;
+    this.height = height;
+    this.#settings = settings;
+    this.#maxExposure = Math.min(settings.maxExposure, 1 / fps);
+    if (typeof settings.exposure === 'number' && settings.exposure > 1 / fps)
+      throw new RealismError(
+        'camera.realism.exposure',
+        `${settings.exposure} s is longer than a frame (1/${fps} s)`,
+      );
+    this.focal = width / 2 / Math.tan((hfovDeg * Math.PI) / 360);
+    const { k1, k2 } = settings;
+    const cx = width / 2,
+      cy = height / 2;
+    // The distortion must not fold the picture: r (1 + k1 r^2 + k2 r^4) keeps growing out to the corners.
+    const corner = Math.hypot(cx, cy) / this.focal;
+    const undistort = (rd: number): number => {
+      let ru = rd;
+      for (let i = 0; i < 30; i++) {
+        const r2 = ru * ru;
+        const g = ru * (1 + k1 * r2 + k2 * r2 * r2) - rd;
+        const dg = 1 + 3 * k1 * r2 + 5 * k2 * r2 * r2;
+        ru -= g / dg;
+      }
+      return ru;
+    };
+    const ruCorner = undistort(corner);
+    for (let r = 0; r <= ruCorner * 1.001; r += ruCorner / 200) {
+      if (1 + 3 * k1 * r * r + 5 * k2 * r ** 4 <= 0.05)
+        throw new RealismError(
+          'camera.realism.k1',
+          `k1 ${k1} and k2 ${k2} fold the picture before its corners`,
+        );
+    }
+    if (!(Math.abs(ruCorner * (1 + k1 * ruCorner ** 2 + k2 * ruCorner ** 4) - corner) < 1e-6))
+      throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} give no undistorted corner`);
+    // Undistorted position of each output pixel centre, in focal lengths.
+    const n = width * height;
+    const ux = new Float64Array(n);
+    const uy = new Float64Array(n);
+    let reach = 1;
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const xd = (x + 0.5 - cx) / this.focal;
+        const yd = (y + 0.5 - cy) / this.focal;
+        const rd = Math.hypot(xd, yd);
+        const k = rd > 0 ? undistort(rd) / rd : 1;
+        const i = y * width + x;
+        ux[i] = xd * k;
+        uy[i] = yd * k;
+        reach = Math.max(
+          reach,
+          (Math.abs(ux[i]) * this.focal) / (cx - 0.5),
+          (Math.abs(uy[i]) * this.focal) / (cy - 0.5),
+        );
+      }
+    // Draw wide enough that every output pixel finds its source inside the drawn picture.
+    this.renderFocal = this.focal / reach;
+    this.#mapIndex = new Int32Array(n);
+    this.#mapFx = new Uint8Array(n);
+    this.#mapFy = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const sx = Math.min(width - 1.001, Math.max(0, cx + ux[i]! * this.renderFocal - 0.5));
+      const sy = Math.min(height - 1.001, Math.max(0, cy + uy[i]! * this.renderFocal - 0.5));
+      const x0 = Math.floor(sx),
+        y0 = Math.floor(sy);
+      this.#mapIndex[i] = y0 * width + x0;
+      this.#mapFx[i] = Math.round((sx - x0) * 255);
+      this.#mapFy[i] = Math.round((sy - y0) * 255);
+    }
+    // Gaussian noise table (Box-Muller from the seeded PRNG).
+    const rand = mulberry32(settings.seed);
+    this.#noise = new Float32Array(NOISE_SIZE);
+    for (let i = 0; i < NOISE_SIZE; i += 2) {
+      const r = Math.sqrt(-2 * Math.log(1 - rand()));
+      const t = 2 * Math.PI * rand();
+      this.#noise[i] = r * Math.cos(t);
+      this.#noise[i + 1] = r * Math.sin(t);
+    }
+    this.#sat = new Uint32Array((width + 1) * (height + 1) * 3);
+    this.#work = new Uint16Array(n * 3);
+    this.#work2 = new Uint16Array(n * 3);
+  }
+
+  /** What the camera decided for the last frame (undefined before the first). */
+  get lastExposure(): ExposureReport | undefined {
+    return this.#last;
+  }
+
+  /** The exposure time the next frame of this picture would get, seconds (for the motion blur's length). */
+  exposureFor(image: LinearImage, lightLevel = 1): number {
+    return this.#autoExposure(this.#meter(image.rgb), lightLevel).exposure;
+  }
+
+  /** Turns the scene's light into the frame a program receives; `frameIndex` picks the noise. */
+  capture(image: LinearImage, frameIndex: number, conditions: CaptureConditions = {}): Frame {
+    const { width, height } = this;
+    if (image.width !== width || image.height !== height)
+      throw new RangeError('image size differs from the camera');
+    const s = this.#settings;
+    const light = conditions.lightLevel ?? 1;
+    const means = this.#meter(image.rgb);
+    const { exposure, gain } = this.#autoExposure(means, light);
+    const wb = this.#whiteBalance(means);
+    // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
+    let src = image.rgb;
+    const aperture = s.focalLengthMm / 1000 / s.fNumber;
+    const focusBlur = this.#focusBlur(
+      src,
+      this.#work,
+      image.invDepth,
+      (aperture * image.focal) / 2,
+      1 / s.focusDistance,
+    );
+    if (focusBlur > 0) src = this.#work;
+    const [vx, vy] = conditions.motion ?? [0, 0];
+    const mx = vx * exposure,
+      my = vy * exposure;
+    const out = src === this.#work ? this.#work2 : this.#work;
+    if (motionBlur(src, out, width, height, mx, my)) src = out;
+    // Sensor and processing, through the distortion map.
+    this.#tables(exposure, gain, wb, light);
+    const rgb = new Uint8Array(width * height * 3);
+    this.#develop(src, rgb, frameIndex);
+    if (s.jpegQuality > 0) jpegRoundTrip(rgb, width, height, s.jpegQuality);
+    this.#last = {
+      exposure,
+      gain,
+      whiteBalance: wb,
+      motionBlur: Math.hypot(mx, my),
+      focusBlur,
+      medianDepth: this.#medianDepth(image.invDepth),
+    };
+    return { width, height, rgb };
+  }
+
+  /** Mean linear level per channel over a sparse grid (what the ISP's statistics see). */
+  #meter(rgb: Uint16Array): [number, number, number] {
+    const { width, height } = this;
+    let r = 0,
+      g = 0,
+      b = 0,
+      n = 0;
+    for (let y = 2; y < height; y += 8)
+      for (let x = 3; x < width; x += 8) {
+        const i = (y * width + x) * 3;
+        r += rgb[i]!;
+        g += rgb[i + 1]!;
+        b += rgb[i + 2]!;
+        n++;
+      }
+    return [r / n / LINEAR_WHITE, g / n / LINEAR_WHITE, b / n / LINEAR_WHITE];
+  }
+
+  #medianDepth(invDepth: Float32Array): number {
+    const { width, height } = this;
+    const samples: number[] = [];
+    for (let y = 4; y < height; y += 16)
+      for (let x = 4; x < width; x += 16) samples.push(invDepth[y * width + x]!);
+    samples.sort((a, b) => a - b);
+    const z = samples[samples.length >> 1]!;
+    return z > 0 ? 1 / z : Infinity;
+  }
+
+  /** Exposure time first (up to its limit), then gain, to bring the mean to the target. */
+  #autoExposure(means: readonly number[], light: number): { exposure: number; gain: number } {
+    const s = this.#settings;
+    if (s.exposure !== 'auto') return { exposure: s.exposure, gain: 1 };
+    const level = Math.max(1e-4, (0.299 * means[0]! + 0.587 * means[1]! + 0.114 * means[2]!) * light);
+    // Output = level x (t / saturationExposure) x gain: the product that reaches the target.
+    const needed = (s.exposureTarget / level) * s.saturationExposure;
+    const exposure = Math.min(this.#maxExposure, Math.max(1e-5, needed));
+    const gain = Math.min(s.maxGain, Math.max(1, needed / exposure));
+    return { exposure, gain };
+  }
+
+  #whiteBalance(means: readonly number[]): [number, number, number] {
+    const s = this.#settings;
+    if (s.whiteBalance !== 'auto') {
+      const [r, , b] = kelvinLinear(s.whiteBalance);
+      return [1 / r, 1, 1 / b];
+    }
+    // Grey world along the lamps' curve: the lamp temperature (2500..8000 K) whose correction brings the picture's
+    // average nearest to grey. A picture of one colour is thus not turned grey, as the ISP's AWB does not either.
+    const g = Math.max(1e-4, means[1]!);
+    const lr = Math.log(Math.max(1e-4, means[0]!) / g);
+    const lb = Math.log(Math.max(1e-4, means[2]!) / g);
+    let best: [number, number, number] = [1, 1, 1];
+    let bestError = Infinity;
+    for (const [, gains] of AWB_CANDIDATES) {
+      const error = (lr + Math.log(gains[0])) ** 2 + (lb + Math.log(gains[2])) ** 2;
+      if (error < bestError) {
+        bestError = error;
+        best = gains;
+      }
+    }
+    return best;
+  }
+
+  /** Mean output byte and its noise for every linear level, per channel (rebuilt when the exposure changes). */
+  #tables(exposure: number, gain: number, wb: readonly number[], light: number): void {
+    const s = this.#settings;
+    const electronsPerLevel = (light * exposure * s.wellElectrons) / (s.saturationExposure * LINEAR_WHITE);
+    // Tables are reused while the exposure moves by under 1/64 of a stop and the balance by under 1 %.
+    const key = [
+      Math.round(Math.log2(electronsPerLevel) * 64),
+      Math.round(Math.log2(gain) * 64),
+      Math.round(wb[0]! * 100),
+      Math.round(wb[2]! * 100),
+    ].join();
+    if (key === this.#tableKey) return;
+    this.#tableKey = key;
+    const W = s.wellElectrons;
+    const read2 = s.readNoiseElectrons ** 2;
+    for (let c = 0; c < 3; c++) {
+      const k = (gain * wb[c]!) / W;
+      for (let v = 0; v <= LINEAR_MAX; v++) {
+        const e = Math.min(W, v * electronsPerLevel);
+        const y = e * k;
+        const i = c * (LINEAR_MAX + 1) + v;
+        if (y >= 1 || e >= W) {
+          this.#mean[i] = 255;
+          this.#sigma[i] = 0;
+          continue;
+        }
+        const sy = Math.sqrt(e + read2) * k;
+        const mean = 255 * linearToSrgb(y);
+        // The noise through the sRGB curve: its slope at y (finite difference).
+        const slope = (255 * linearToSrgb(Math.min(1, y + sy)) - mean) / Math.max(sy, 1e-9);
+        this.#mean[i] = mean + 0.5;
+        this.#sigma[i] = sy * slope;
+      }
+    }
+  }
+
+  /** Distortion map, exposure tables and noise: linear picture -> output bytes. */
+  #develop(src: Uint16Array, out: Uint8Array, frameIndex: number): void {
+    const { width, height } = this;
+    const mapIndex = this.#mapIndex,
+      mapFx = this.#mapFx,
+      mapFy = this.#mapFy;
+    const mean = this.#mean,
+      sigma = this.#sigma,
+      noise = this.#noise;
+    const G = LINEAR_MAX + 1,
+      B = 2 * (LINEAR_MAX + 1);
+    const rowRand = mulberry32((this.#settings.seed * 7919 + frameIndex * 104729) >>> 0);
+    const mask = NOISE_SIZE - 1;
+    const rowStride = width * 3;
+    for (let y = 0; y < height; y++) {
+      let k = (rowRand() * NOISE_SIZE) | 0;
+      for (let x = 0, i = y * width; x < width; x++, i++) {
+        const s = mapIndex[i]! * 3;
+        const fx = mapFx[i]!,
+          fy = mapFy[i]!;
+        const gx = 256 - fx,
+          gy = 256 - fy;
+        const s2 = s + rowStride;
+        const r = ((src[s]! * gx + src[s + 3]! * fx) * gy + (src[s2]! * gx + src[s2 + 3]! * fx) * fy) >> 16;
+        const g =
+          ((src[s + 1]! * gx + src[s + 4]! * fx) * gy + (src[s2 + 1]! * gx + src[s2 + 4]! * fx) * fy) >> 16;
+        const b =
+          ((src[s + 2]! * gx + src[s + 5]! * fx) * gy + (src[s2 + 2]! * gx + src[s2 + 5]! * fx) * fy) >> 16;
+        const o = i * 3;
+        const vr = mean[r]! + sigma[r]! * noise[k++ & mask]!;
+        const vg = mean[G + g]! + sigma[G + g]! * noise[k++ & mask]!;
+        const vb = mean[B + b]! + sigma[B + b]! * noise[k++ & mask]!;
+        out[o] = vr < 0 ? 0 : vr > 255 ? 255 : vr;
+        out[o + 1] = vg < 0 ? 0 : vg > 255 ? 255 : vg;
+        out[o + 2] = vb < 0 ? 0 : vb > 255 ? 255 : vb;
+      }
+    }
+  }
+
+  /**
+   * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
+   * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the largest
+   * radius, 0 when nothing needed blurring (then `out` is untouched).
+   */
+  #focusBlur(
+    src: Uint16Array,
+    out: Uint16Array,
+    invDepth: Float32Array,
+    k: number,
+    invFocus: number,
+  ): number {
+    const { width, height } = this;
+    let lo = Infinity,
+      hi = 0;
+    for (let i = 0; i < invDepth.length; i++) {
+      const z = invDepth[i]!;
+      if (z < lo) lo = z;
+      if (z > hi) hi = z;
+    }
+    const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
+    if (maxRadius < 0.25) return 0;
+    // Pixels whose box would be under 0.05 px wide stay sharp; the others lie in a bounding box (plus the reach of
+    // the widest box), the only part the summed-area table needs.
+    const sharpBelow = Math.sqrt(((2 * 0.05 + 1) ** 2 - 1) / 3) / k;
+    let bx0 = width,
+      bx1 = -1,
+      by0 = height,
+      by1 = -1;
+    for (let y = 0; y < height; y++)
+      for (let x = 0, i = y * width; x < width; x++, i++) {
+        if (Math.abs(invDepth[i]! - invFocus) < sharpBelow) continue;
+        if (x < bx0) bx0 = x;
+        if (x > bx1) bx1 = x;
+        if (y < by0) by0 = y;
+        if (y > by1) by1 = y;
+      }
+    out.set(src);
+    if (bx1 < 0) return 0;
+    const reach = MAX_BOX + 1;
+    const sx0 = Math.max(0, bx0 - reach),
+      sx1 = Math.min(width, bx1 + reach + 1);
+    const sy0 = Math.max(0, by0 - reach),
+      sy1 = Math.min(height, by1 + reach + 1);
+    const sat = this.#sat;
+    const W = width + 1;
+    // Summed-area table of the region, modulo 2^32: differences of its entries are exact while a box's sum stays
+    // below 2^32 (4095 x 25 x 25 x 3 at most).
+    for (let x = sx0; x <= sx1; x++) for (let c = 0; c < 3; c++) sat[(sy0 * W + x) * 3 + c] = 0;
+    for (let y = sy0; y < sy1; y++) {
+      let r = 0,
+        g = 0,
+        b = 0;
+      const row = (y + 1) * W * 3;
+      const above = y * W * 3;
+      sat[row + sx0 * 3] = sat[row + sx0 * 3 + 1] = sat[row + sx0 * 3 + 2] = 0;
+      for (let x = sx0; x < sx1; x++) {
+        const i = (y * width + x) * 3;
+        r += src[i]!;
+        g += src[i + 1]!;
+        b += src[i + 2]!;
+        const o = row + (x + 1) * 3;
+        const a = above + (x + 1) * 3;
+        sat[o] = sat[a]! + r;
+        sat[o + 1] = sat[a + 1]! + g;
+        sat[o + 2] = sat[a + 2]! + b;
+      }
+    }
+    for (let y = by0; y <= by1; y++)
+      for (let x = bx0; x <= bx1; x++) {
+        const i = y * width + x;
+        const radius = k * Math.abs(invDepth[i]! - invFocus);
+        if (Math.abs(invDepth[i]! - invFocus) < sharpBelow) continue;
+        // Box half-width whose variance is the disc's: b (b + 1) / 3 = R^2 / 4.
+        const half = Math.min(MAX_BOX, (Math.sqrt(1 + 3 * radius * radius) - 1) / 2);
+        const o = i * 3;
+        const b0 = Math.floor(half);
+        const t = half - b0;
+        // The two boxes (half-widths b0 and b0 + 1) clamped to the region, their corners' offsets in the table.
+        const ix0 = Math.max(sx0, x - b0),
+          ix1 = Math.min(sx1, x + b0 + 1),
+          iy0 = Math.max(sy0, y - b0),
+          iy1 = Math.min(sy1, y + b0 + 1);
+        const ox0 = Math.max(sx0, x - b0 - 1),
+          ox1 = Math.min(sx1, x + b0 + 2),
+          oy0 = Math.max(sy0, y - b0 - 1),
+          oy1 = Math.min(sy1, y + b0 + 2);
+        const ia = (iy1 * W + ix1) * 3,
+          ib = (iy0 * W + ix1) * 3,
+          ic = (iy1 * W + ix0) * 3,
+          id = (iy0 * W + ix0) * 3;
+        const oa = (oy1 * W + ox1) * 3,
+          ob = (oy0 * W + ox1) * 3,
+          oc = (oy1 * W + ox0) * 3,
+          od = (oy0 * W + ox0) * 3;
+        const iArea = 1 / ((ix1 - ix0) * (iy1 - iy0)),
+          oArea = 1 / ((ox1 - ox0) * (oy1 - oy0));
+        for (let c = 0; c < 3; c++) {
+          const inner = ((sat[ia + c]! - sat[ib + c]! - sat[ic + c]! + sat[id + c]!) >>> 0) * iArea;
+          const outer = ((sat[oa + c]! - sat[ob + c]! - sat[oc + c]! + sat[od + c]!) >>> 0) * oArea;
+          out[o + c] = inner + (outer - inner) * t + 0.5;
+        }
+      }
+    return maxRadius;
+  }
+}
+
+/**
+ * The picture averaged along the path (mx, my) pixels it slid during the exposure, centred on mid-exposure.
+ * False (and `out` untouched) when the path is under half a pixel.
+ */
+function motionBlur(
+  src: Uint16Array,
+  out: Uint16Array,
+  width: number,
+  height: number,
+  mx: number,
+  my: number,
+): boolean {
+  const length = Math.hypot(mx, my);
+  if (length < 0.5) return false;
+  const taps = Math.min(MAX_MOTION_TAPS, Math.ceil(length) + 1);
+  const offsets: number[] = [];
+  for (let t = 0; t < taps; t++) {
+    const f = t / (taps - 1) - 0.5;
+    offsets.push(Math.round(mx * f), Math.round(my * f));
+  }
+  const acc = new Uint32Array(width * 3);
+  for (let y = 0; y < height; y++) {
+    acc.fill(0);
+    for (let t = 0; t < taps; t++) {
+      const sy = Math.min(height - 1, Math.max(0, y + offsets[2 * t + 1]!));
+      const dx = offsets[2 * t]!;
+      const row = sy * width;
+      for (let x = 0; x < width; x++) {
+        const sx = x + dx < 0 ? 0 : x + dx >= width ? width - 1 : x + dx;
+        const s = (row + sx) * 3;
+        const a = x * 3;
+        acc[a] = acc[a]! + src[s]!;
+        acc[a + 1] = acc[a + 1]! + src[s + 1]!;
+        acc[a + 2] = acc[a + 2]! + src[s + 2]!;
+      }
+    }
+    const o = y * width * 3;
+    for (let a = 0; a < width * 3; a++) out[o + a] = acc[a]! / taps;
+  }
+  return true;
+}

@@ -13,7 +13,7 @@ import { runIkBench } from './ik.ts';
 import { runDropHoldBench, runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
-import { runVisionBench } from './vision.ts';
+import { printVisionRealism, runVisionBench, runVisionRealismBench } from './vision.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
@@ -33,6 +33,11 @@ if (process.argv.includes('armature')) {
 if (process.argv.includes('classroom')) {
   const { runClassroomBench } = await import('./classroom.ts');
   await runClassroomBench();
+  process.exit(0);
+}
+/** `npm run bench -- vision`: detection rates on realistic frames and the realistic camera's cost. */
+if (process.argv.includes('vision')) {
+  printVisionRealism(await runVisionRealismBench(quick));
   process.exit(0);
 }
 /** `npm run bench -- gotos`: how close a goto with wait ends to its target, per robot. */

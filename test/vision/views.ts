@@ -7,6 +7,7 @@ import { composePoses, matrixToRpy, poseFromOrigin, rotX } from '../../src/urdf/
 import { CardTable } from '../../src/scene/cards.ts';
 import { SimCamera } from '../../src/sim/camera.ts';
 import type { ImageEffects } from '../../src/scene/rasterizer.ts';
+import { DEFAULT_ROOM } from '../../src/config/room.ts';
 
 export const CARDS = [
   { name: 'tetris', id: 112259237 },
@@ -30,7 +31,7 @@ export interface View {
 }
 
 export async function ergoJrView(
-  opts: { effects?: ImageEffects; resolution?: [number, number]; size?: number } = {},
+  opts: { effects?: ImageEffects; resolution?: [number, number]; size?: number; realistic?: boolean } = {},
 ): Promise<View> {
   const config = await loadRobotConfig('ergo-jr');
   const urdf = await loadUrdf(config.urdfPath);
@@ -48,6 +49,9 @@ export async function ergoJrView(
     camera: { ...config.camera!, resolution: opts.resolution ?? config.camera!.resolution },
     urdf,
     table: { xyz: [0, -0.1, -0.046], size: [0.8, 0.6, 0.03], kind: 'table' },
+    // Realistic: in the default room, through the config's camera model (docs/sensors.md).
+    room: opts.realistic ? DEFAULT_ROOM : null,
+    realism: opts.realistic ? config.camera!.realism : null,
     cards,
     jointAngles: () => new Map(config.motors.map((m) => [m.name, userToJoint(m, pose[m.name] ?? 0)])),
     effects: opts.effects,

@@ -1,5 +1,5 @@
 /**
- * Finds the robot's marker cards (FACTS.md 7) in any RGB frame, rendered or from a real camera: grey, adaptive
+ * Finds the robot's marker cards (docs/reference/camera.md 7) in any RGB frame, rendered or from a real camera: grey, adaptive
  * threshold, contours, convex quadrilaterals, perspective unwarp, cell sampling, the four rotations, Hamming
  * decode. The blur, threshold, contour and polygon routines are js-aruco2's; the unwarp (its warp samples one
  * pixel off), the cell reading and the decode are ours.

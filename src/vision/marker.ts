@@ -1,5 +1,5 @@
 /**
- * The robot's printed marker cards (FACTS.md 7, hampy's format): a 9x9 grid of cells, a black one-cell border
+ * The robot's printed marker cards (docs/reference/camera.md 7, hampy's format): a 9x9 grid of cells, a black one-cell border
  * around 7x7 data cells; each data row is one Hamming(7,4) code word, so 7 rows carry 28 bits, ids 0 .. 2^28-1.
  * Cell white = 1, black = 0. Written here from the format's description; no image of a card is ever stored.
  */
@@ -11,7 +11,7 @@ export const MAX_MARKER_ID = 2 ** 28 - 1;
 /** White cells around the 9x9 grid on a printed card (each side), so the black border stands out. */
 export const CARD_MARGIN_CELLS = 1;
 
-/** The card names the REST API knows (CONTRACT.md 3); lapin and rabbit are one marker, tertis is the spec's typo. */
+/** The card names the REST API knows (docs/reference/contract.md 3); lapin and rabbit are one marker, tertis is the spec's typo. */
 export const MARKER_CODES: Readonly<Record<string, number>> = Object.freeze(
   Object.assign(Object.create(null) as Record<string, number>, {
     tetris: 112259237,
@@ -84,7 +84,7 @@ export function decodeDataCells(cells: readonly (readonly number[])[]): number {
   return id;
 }
 
-/** Text picture of a marker as FACTS.md 7 draws them: '#' black, '.' white, one line per row. */
+/** Text picture of a marker as docs/reference/camera.md 7 draws them: '#' black, '.' white, one line per row. */
 export function markerPicture(id: number): string {
   return markerGrid(id)
     .map((row) => row.map((c) => (c ? '.' : '#')).join(''))

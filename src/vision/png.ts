@@ -52,7 +52,7 @@ export function decodePng(buffer: Buffer): Frame {
   return { width: png.width, height: png.height, rgb };
 }
 
-/** The `frame` register's value: the PNG as a data URL (CONTRACT.md 3). */
+/** The `frame` register's value: the PNG as a data URL (docs/reference/contract.md 3). */
 export function pngDataUrl(png: Buffer): string {
   return `data:image/png;base64,${png.toString('base64')}`;
 }

@@ -7,7 +7,7 @@ import type { Camera, Frame } from '../core/backend.ts';
 import { AbortError, type Clock, isAbortError } from '../core/clock.ts';
 import { type DetectedMarker, MarkerDetector } from './detect.ts';
 
-/** pypot's marker detector rate (FACTS.md 7). */
+/** pypot's marker detector rate (docs/reference/camera.md 7). */
 export const DEFAULT_DETECTOR_RATE = 1;
 
 export interface MarkerWatcherOptions {

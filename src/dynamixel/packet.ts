@@ -20,6 +20,7 @@ export const Instruction = {
   syncRead: 0x82,
   syncWrite: 0x83,
   bulkRead: 0x92,
+  bulkWrite: 0x93,
 } as const;
 
 /** An instruction (host -> servo) or status (servo -> host) packet, decoded. */
@@ -183,13 +184,40 @@ export const instructions = {
       else params.push(e.id, ...le16(e.address), ...le16(e.length));
     return encodeInstruction(p, BROADCAST_ID, Instruction.bulkRead, params);
   },
+  /** Protocol 2.0 only: each servo writes its own (address, data); no reply. */
+  bulkWrite: (entries: readonly { id: number; address: number; data: ArrayLike<number> }[]) => {
+    const params: number[] = [];
+    for (const e of entries)
+      params.push(e.id, ...le16(e.address), ...le16(e.data.length), ...Array.from(e.data));
+    return encodeInstruction(2, BROADCAST_ID, Instruction.bulkWrite, params);
+  },
+  /** A write held by the servo until ACTION. */
+  regWrite: (p: Protocol, id: number, address: number, data: ArrayLike<number>) =>
+    encodeInstruction(p, id, Instruction.regWrite, [
+      ...(p === 1 ? [address] : le16(address)),
+      ...Array.from(data),
+    ]),
+  action: (p: Protocol, id = BROADCAST_ID) => encodeInstruction(p, id, Instruction.action),
+  /** Protocol 2.0 only: the servo restarts (RAM back to its initial values, a hardware error cleared). */
+  reboot: (id: number) => encodeInstruction(2, id, Instruction.reboot),
 };
 
 /** A byte-level problem noticed while parsing (the parser skips the packet and resynchronises). */
 export interface ParseIssue {
   readonly kind: 'checksum' | 'garbage';
   readonly bytes: number;
+  /**
+   * Instruction side only: a whole packet whose checksum/CRC fails, with the id and instruction it carries (a servo
+   * answers it with the checksum or CRC error).
+   */
+  readonly packet?: { readonly id: number; readonly instruction: number };
 }
+
+type Taken =
+  | 'incomplete'
+  | 'bad'
+  | { packet: Packet; end: number }
+  | { badPacket: { id: number; instruction: number }; end: number };
 
 /**
  * Streaming packet parser: feed it whatever the port delivers (split packets, several packets, noise); it returns
@@ -238,6 +266,12 @@ export class PacketParser {
         pos = start + 2;
         continue;
       }
+      if ('badPacket' in r) {
+        // A servo reads LEN bytes, then checks them: the whole packet is gone, and it is answered.
+        this.issues.push({ kind: 'checksum', bytes: r.end - start, packet: r.badPacket });
+        pos = r.end;
+        continue;
+      }
       out.push(r.packet);
       pos = r.end;
     }
@@ -259,28 +293,32 @@ export class PacketParser {
     return -1;
   }
 
-  #take1(buf: Uint8Array, s: number): 'incomplete' | 'bad' | { packet: Packet; end: number } {
+  #take1(buf: Uint8Array, s: number): Taken {
     if (s + 4 > buf.length) return 'incomplete';
     const len = buf[s + 3]!;
     if (len < 2 || buf[s + 2] === 0xff) return 'bad';
     const end = s + 4 + len;
     if (end > buf.length) return 'incomplete';
-    if (checksum1(buf, s + 2, end - 1) !== buf[end - 1]) return 'bad';
     const code = buf[s + 4]!;
+    if (checksum1(buf, s + 2, end - 1) !== buf[end - 1])
+      return this.status ? 'bad' : { badPacket: { id: buf[s + 2]!, instruction: code }, end };
     const packet: Packet = this.status
       ? { id: buf[s + 2]!, instruction: Instruction.status, error: code, params: buf.slice(s + 5, end - 1) }
       : { id: buf[s + 2]!, instruction: code, error: 0, params: buf.slice(s + 5, end - 1) };
     return { packet, end };
   }
 
-  #take2(buf: Uint8Array, s: number): 'incomplete' | 'bad' | { packet: Packet; end: number } {
+  #take2(buf: Uint8Array, s: number): Taken {
     if (s + 7 > buf.length) return 'incomplete';
     const len = buf[s + 5]! | (buf[s + 6]! << 8);
     if (len < 3 || len > 1000) return 'bad';
     const end = s + 7 + len;
     if (end > buf.length) return 'incomplete';
     const crc = buf[end - 2]! | (buf[end - 1]! << 8);
-    if (crc16(buf, s, end - 2) !== crc) return 'bad';
+    if (crc16(buf, s, end - 2) !== crc)
+      return this.status || buf[s + 7] === Instruction.status
+        ? 'bad'
+        : { badPacket: { id: buf[s + 4]!, instruction: buf[s + 7]! }, end };
     const body = unstuff(buf.subarray(s + 7, end - 2));
     const id = buf[s + 4]!;
     const instruction = body[0]!;

@@ -5,6 +5,7 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { SerialPort } from 'serialport';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { type Scheduling, raiseScheduling } from '../core/priority.ts';
@@ -90,19 +91,28 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const sim = new SimBackend({ config, urdf, speed: opts.speed ?? 1, wakeMs: 1 });
   await sim.open();
   const servos = new Map(
-    config.motors.map((m) => [m.id, new EmulatedServo(m.id, modelSpec(m.model), sim.bus)]),
+    config.motors.map((m) => [m.id, new EmulatedServo(m.id, modelSpec(m.model), sim.bus, baud)]),
   );
   const faults = { ...noFaults(), ...opts.faults };
   const bus = new EmulatedBus({ protocol: config.bus.protocol, baud, servos, faults, seed: opts.seed });
-  const ports: { socat: ChildProcessByStdio<Writable, Readable, Readable> }[] = [];
+  const ports: {
+    socat: ChildProcessByStdio<Writable, Readable, Readable>;
+    watch?: Awaited<ReturnType<typeof SerialPort.binding.open>>;
+  }[] = [];
   /** One more pty on the bus; resolves with the path the host opens. */
   const addPort = async (): Promise<string> => {
     const { path, socat } = await openPty();
     if (opts.scheduling && socat.pid !== undefined) raiseScheduling(socat.pid, opts.scheduling);
-    ports.push({ socat });
-    const receive = bus.connect((bytes) => {
-      if (socat.stdin.writable) socat.stdin.write(bytes);
-    });
+    // A descriptor of our own on the pty, opened before the host's, to read the rate the host sets on it (its
+    // termios): servos at another rate do not hear it. Never read from (the host's replies stay the host's).
+    const watch = await SerialPort.binding.open({ path, baudRate: baud, lock: false }).catch(() => undefined);
+    ports.push({ socat, watch });
+    const receive = bus.connect(
+      (bytes) => {
+        if (socat.stdin.writable) socat.stdin.write(bytes);
+      },
+      watch && (async () => (await watch.getBaudRate()).baudRate),
+    );
     socat.stdout.on('data', (chunk: Buffer) => receive(chunk));
     socat.stdin.on('error', () => {});
     return path;
@@ -129,7 +139,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     close() {
       closing ??= (async () => {
         bus.close();
-        for (const { socat } of ports) {
+        for (const { socat, watch } of ports) {
+          await watch?.close().catch(() => {});
           const exited = new Promise<void>((resolve) => {
             if (socat.exitCode !== null || socat.signalCode !== null) resolve();
             else socat.once('exit', () => resolve());

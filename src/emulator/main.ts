@@ -1,5 +1,5 @@
 /**
- * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2]`
+ * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2,nosync=4]`
  * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
  * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `clear`,
  * `status`), so a class can pull a servo off the bus and put it back without restarting anything. Opt-in: a
@@ -19,7 +19,7 @@ import { startEmulator } from './emulator.ts';
  */
 const EMULATOR_SCHEDULING: Scheduling = { realtime: 10, nice: -10 };
 
-/** `drop=0.05,corrupt=0.05,missing=3+4,error=2:0x20,latency=2` -> faults. */
+/** `drop=0.05,corrupt=0.05,missing=3+4,error=2:0x20,latency=2,nosync=1+2` -> faults. */
 export function parseFaults(text: string): Partial<Faults> {
   const faults: Partial<Faults> = {};
   for (const part of text.split(',').filter(Boolean)) {
@@ -43,6 +43,9 @@ export function parseFaults(text: string): Partial<Faults> {
       case 'missing':
         faults.missing = new Set(value.split('+').map((v) => num(v, 0, 252)));
         break;
+      case 'nosync':
+        faults.nosync = new Set(value.split('+').map((v) => num(v, 0, 252)));
+        break;
       case 'error': {
         faults.errorBits ??= new Map();
         for (const entry of value.split('+')) {
@@ -52,7 +55,9 @@ export function parseFaults(text: string): Partial<Faults> {
         break;
       }
       default:
-        throw new InvalidArgumentError(`unknown fault "${key}" (drop, corrupt, latency, missing, error)`);
+        throw new InvalidArgumentError(
+          `unknown fault "${key}" (drop, corrupt, latency, missing, error, nosync)`,
+        );
     }
   }
   return faults;
@@ -67,6 +72,7 @@ export function describeFaults(bus: EmulatedBus): string {
     `latency=${f.latencyMs}`,
     `missing=${[...f.missing].join('+') || 'none'}`,
     `error=${[...f.errorBits].map(([id, bits]) => `${id}:0x${bits.toString(16)}`).join('+') || 'none'}`,
+    `nosync=${[...f.nosync].join('+') || 'none'}`,
   ];
   const s = bus.stats;
   return `faults ${parts.join(',')}; ${s.instructions} instructions, ${s.replies} replies, ${s.dropped} dropped, ${s.corrupted} corrupted`;
@@ -114,7 +120,7 @@ async function main(argv: string[]): Promise<void> {
     })
     .option(
       '--faults <list>',
-      'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...]',
+      'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...],nosync=<id>[+<id>]',
       parseFaults,
     )
     .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)

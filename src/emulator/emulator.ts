@@ -81,7 +81,10 @@ export function openPty(): Promise<{
   });
 }
 
-export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
+/** The robot's servos on an emulated bus, the twin behind them, no port: the in-memory binding's side (tests). */
+export async function emulateBus(
+  opts: Omit<EmulatorOptions, 'scheduling'>,
+): Promise<{ bus: EmulatedBus; sim: SimBackend; baud: number; close(): Promise<void> }> {
   const config = await loadRobotConfig(opts.robot);
   const urdf = await loadUrdf(config.urdfPath);
   const baud = opts.baud ?? config.bus.baudrate;
@@ -95,6 +98,19 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   );
   const faults = { ...noFaults(), ...opts.faults };
   const bus = new EmulatedBus({ protocol: config.bus.protocol, baud, servos, faults, seed: opts.seed });
+  return {
+    bus,
+    sim,
+    baud,
+    async close() {
+      bus.close();
+      await sim.close();
+    },
+  };
+}
+
+export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
+  const { bus, sim, baud } = await emulateBus(opts);
   const ports: {
     socat: ChildProcessByStdio<Writable, Readable, Readable>;
     watch?: Awaited<ReturnType<typeof SerialPort.binding.open>>;

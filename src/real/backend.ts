@@ -10,12 +10,9 @@
  *   next cycle, in order;
  * - values are checked here first, so that a bad one rejects at once and nothing is sent.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Backend, Camera, MotorBus } from '../core/backend.ts';
 import { AbortError, WallClock } from '../core/clock.ts';
-import { ConfigError, hardwareError } from '../core/errors.ts';
+import { ConfigError, badRequest, hardwareError } from '../core/errors.ts';
 import {
   type BusRegister,
   type ModelSpec,
@@ -28,10 +25,10 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import { type BusSetup, type MotorHealth, busLayout, checkIds, checkWrite, freshHealth } from './driver.ts';
 import type { CycleReport, LinkStats } from './sync-loop.ts';
 import { type BusProcessSetup, type FromBus, type ToBus, fromWire } from './bus-messages.ts';
+import { type BusHost, type StartBusHost, forkBusProcess } from './bus-host.ts';
 
 export type { MotorHealth } from './driver.ts';
 
-const ENTRY = fileURLToPath(new URL('./bus-process.ts', import.meta.url));
 /** How long close() waits for the bus process to leave the servos safe and close the port. */
 const CLOSE_TIMEOUT_MS = 5000;
 /** The bus process runs ahead of the server, as a control loop should (see bus-process.ts): real time, else nice. */
@@ -58,6 +55,8 @@ export interface RealOptions {
   readonly busPriority?: 'raised' | 'normal';
   readonly camera?: Camera;
   readonly log?: (line: string) => void;
+  /** Where the bus side runs (default: a process of its own; unit tests: in this process on a memory binding). */
+  readonly busHost?: StartBusHost;
 }
 
 /** The robot's motors as the bus driver knows them: id, name, model and angle limits. */
@@ -98,7 +97,7 @@ export class RealBackend implements Backend {
   cycles = 0;
   readonly #opts: RealOptions;
   readonly #setup: BusProcessSetup;
-  #child: ChildProcess | undefined;
+  #child: BusHost | undefined;
   /** Why the bus process is gone, once it is. */
   #dead: string | undefined;
   #looping = false;
@@ -107,6 +106,7 @@ export class RealBackend implements Backend {
     number,
     { reg: BusRegister; resolve: (v: Map<number, RawValue>) => void; reject: (e: Error) => void }
   >();
+  readonly #reboots = new Map<number, { resolve: (back: boolean) => void; reject: (e: Error) => void }>();
   /** Latest value per cached register and motor. */
   readonly #cache = new Map<BusRegister, Map<number, RawValue>>();
   readonly #cycleListeners = new Set<(report: CycleReport) => void>();
@@ -129,7 +129,7 @@ export class RealBackend implements Backend {
         'the real backend needs the serial port of the robot, e.g. --serial=/dev/ttyUSB0',
       );
     this.models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
-    for (const m of config.motors) this.health.set(m.id, freshHealth(m));
+    for (const m of config.motors) this.health.set(m.id, freshHealth(m, config.bus.protocol));
     const setup: BusSetup = {
       path,
       baud: opts.baud ?? config.bus.baudrate,
@@ -188,16 +188,10 @@ export class RealBackend implements Backend {
   }
 
   async #open(): Promise<void> {
-    // The loader this server runs under (tsx), by absolute URL: the bus process may start from any directory.
-    const child = fork(ENTRY, [], {
-      execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    this.#child = (this.#opts.busHost ?? forkBusProcess)({
+      message: (m) => this.#receive(m),
+      lost: (why) => this.#lost(why),
     });
-    this.#child = child;
-    child.on('message', (m: FromBus) => this.#receive(m));
-    child.on('error', (err) => this.#lost(`the bus process failed: ${err.message}`));
-    child.on('exit', (code, signal) => this.#lost(`the bus process exited (${signal ?? `code ${code}`})`));
     const opened = await new Promise<Extract<FromBus, { t: 'opened' }>>((resolve, reject) => {
       this.#onOpened = resolve;
       this.#onLostDuringOpen = reject;
@@ -253,8 +247,48 @@ export class RealBackend implements Backend {
     });
   }
 
+  /**
+   * Reboots motor `id` (protocol 2.0; a servo in hardware error comes back with its torque off), then the bus process
+   * configures it as before (angle limits, return delay, torque and what else was written). Resolves whether it
+   * answers again; a bad request on protocol 1.0.
+   */
+  reboot(id: number): Promise<boolean> {
+    checkIds(this.models, [id]);
+    if (this.port.protocol !== 2)
+      return Promise.reject(
+        badRequest(
+          `motor ${this.health.get(id)!.name} (id ${id}) speaks protocol 1.0, which has no reboot instruction`,
+        ),
+      );
+    const req = this.#nextReq++;
+    return new Promise((resolve, reject) => {
+      this.#reboots.set(req, { resolve, reject });
+      try {
+        this.send({ t: 'reboot', req, id });
+      } catch (err) {
+        this.#reboots.delete(req);
+        reject(err as Error);
+      }
+    });
+  }
+
+  /** How the loop reads the motors: 'sync' (2.0) or 'bulk' (1.0) when it reads any in one packet, else 'single'. */
+  get readMode(): 'sync' | 'bulk' | 'single' {
+    const modes = new Set([...this.health.values()].map((h) => h.read));
+    return modes.has('sync') ? 'sync' : modes.has('bulk') ? 'bulk' : 'single';
+  }
+
   #receive(m: FromBus): void {
     switch (m.t) {
+      case 'rebooted': {
+        this.#updateHealth(m.health);
+        this.stats = m.stats;
+        const waiting = this.#reboots.get(m.req);
+        this.#reboots.delete(m.req);
+        if (m.error) waiting?.reject(fromWire(m.error));
+        else waiting?.resolve(m.back ?? false);
+        break;
+      }
       case 'log':
         this.log(m.line);
         break;
@@ -305,8 +339,9 @@ export class RealBackend implements Backend {
     this.#looping = false;
     if (!this.#ending) this.log(why);
     for (const h of this.health.values()) h.online = false;
-    const waiting = [...this.#pending.values()];
+    const waiting = [...this.#pending.values(), ...this.#reboots.values()];
     this.#pending.clear();
+    this.#reboots.clear();
     for (const w of waiting) w.reject(hardwareError(`the serial bus is not available: ${why}`));
     this.#onLostDuringOpen?.(new Error(why));
     for (const wake of [...this.#wakeups]) wake();
@@ -317,10 +352,7 @@ export class RealBackend implements Backend {
     const child = this.#child;
     if (!child || this.#dead) return;
     this.#ending = true;
-    const exited = new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
+    const exited = child.exited;
     this.send({ t: 'close', onClose: this.#setup.onClose });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>(
@@ -328,7 +360,7 @@ export class RealBackend implements Backend {
     );
     if (await Promise.race([exited.then(() => false), late])) {
       this.log(`the bus process did not close within ${CLOSE_TIMEOUT_MS} ms: killed`);
-      child.kill('SIGKILL');
+      child.kill();
       await exited;
     }
     clearTimeout(timer);

@@ -32,6 +32,7 @@ export type ToBus =
   | { readonly t: 'start' }
   | { readonly t: 'read'; readonly req: number; readonly ids: number[]; readonly reg: BusRegister }
   | { readonly t: 'write'; readonly reg: BusRegister; readonly values: [number, RawValue][] }
+  | { readonly t: 'reboot'; readonly req: number; readonly id: number }
   | { readonly t: 'close'; readonly onClose: 'compliant' | 'hold' };
 
 export type FromBus =
@@ -41,6 +42,15 @@ export type FromBus =
       readonly t: 'read';
       readonly req: number;
       readonly values?: [number, RawValue][];
+      readonly error?: WireError;
+      readonly health: MotorHealth[];
+      readonly stats: LinkStats;
+    }
+  | {
+      readonly t: 'rebooted';
+      readonly req: number;
+      /** It answered again after its reboot (and was configured as before). */
+      readonly back?: boolean;
       readonly error?: WireError;
       readonly health: MotorHealth[];
       readonly stats: LinkStats;

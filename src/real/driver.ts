@@ -25,8 +25,9 @@ import {
 } from '../dynamixel/registers.ts';
 import type { MotorModelName } from '../dynamixel/registers.ts';
 import { type Protocol, instructions, fromBytes } from '../dynamixel/packet.ts';
-import { type BusError, StatusError } from '../dynamixel/errors.ts';
+import { type BusError, StatusError, decodeErrorByte } from '../dynamixel/errors.ts';
 import { type Replies, SerialLink } from './link.ts';
+import type { SerialBinding } from './serial-binding.ts';
 
 /** Consecutive failed reads after which a motor counts as gone. */
 const LOST_AFTER = 5;
@@ -41,6 +42,19 @@ const PING_ATTEMPTS = 3;
  * missing servo costs PING_ATTEMPTS times this, once.
  */
 const PING_TIMEOUT_MS = 150;
+/** How long a rebooted servo may take to answer a ping again, ms (the XL-320 boots in well under this). */
+const REBOOT_WAIT_MS = 1000;
+/**
+ * Error-byte conditions about the servo's state (kept per motor while its replies carry them), as opposed to those
+ * about one instruction (range, instruction, checksum...), which are counted but not kept.
+ */
+const SERVO_CONDITIONS: ReadonlySet<string> = new Set([
+  'input_voltage',
+  'angle_limit',
+  'overheating',
+  'overload',
+  'hardware_alert',
+]);
 /** A lost motor is asked again every PROBE_EVERY reads (not every read: each costs a timeout). */
 const PROBE_EVERY = 25;
 /** The speed/load of a position read serve the reads that follow within this many ms (same cycle). */
@@ -79,14 +93,29 @@ export interface MotorHealth {
   failedReads: number;
   lastError: string | null;
   consecutiveFailures: number;
+  /** What its latest status packet reports of its state: overload, overheating, input_voltage, angle_limit... */
+  conditions: string[];
+  /** How the sync loop reads it: in the sync read (2.0), the bulk read (MX on 1.0), or one read of its own. */
+  read: ReadMode;
+}
+
+export type ReadMode = 'sync' | 'bulk' | 'single';
+
+/** How a motor of this model is read on this protocol until start-up finds otherwise. */
+export function defaultReadMode(protocol: Protocol, model: MotorModelName): ReadMode {
+  if (protocol === 2) return 'sync';
+  return modelSpec(model).name === 'AX-12' ? 'single' : 'bulk';
 }
 
 /** A motor's health before its first exchange: offline until it answers, nothing counted. */
-export function freshHealth(motor: {
-  readonly id: number;
-  readonly name: string;
-  readonly model: MotorModelName;
-}): MotorHealth {
+export function freshHealth(
+  motor: {
+    readonly id: number;
+    readonly name: string;
+    readonly model: MotorModelName;
+  },
+  protocol: Protocol,
+): MotorHealth {
   return {
     id: motor.id,
     name: motor.name,
@@ -98,6 +127,8 @@ export function freshHealth(motor: {
     failedReads: 0,
     lastError: null,
     consecutiveFailures: 0,
+    conditions: [],
+    read: defaultReadMode(protocol, motor.model),
   };
 }
 
@@ -150,15 +181,17 @@ export class BusDriver {
   constructor(
     readonly setup: BusSetup,
     private readonly log: (line: string) => void = () => {},
+    binding?: SerialBinding,
   ) {
     this.models = new Map(setup.motors.map((m) => [m.id, modelSpec(m.model)]));
-    for (const m of setup.motors) this.health.set(m.id, freshHealth(m));
+    for (const m of setup.motors) this.health.set(m.id, freshHealth(m, setup.protocol));
     this.link = new SerialLink({
       path: setup.path,
       baud: setup.baud,
       protocol: setup.protocol,
       timeoutMs: setup.timeoutMs,
       lock: setup.lock,
+      binding,
     });
   }
 
@@ -207,28 +240,107 @@ export class BusDriver {
       this.log(`${line}; serving the others, 503 for these`);
     }
     this.healthVersion++;
-    const online = setup.motors.filter((m) => this.health.get(m.id)!.online);
-    // Return delay 0 (pypot does the same): the reply follows the instruction at once.
+    const online = setup.motors.filter((m) => this.health.get(m.id)!.online).map((m) => m.id);
+    await this.#configure(online);
+    await this.#probeGroupReads(online);
+  }
+
+  /** Return delay 0 (pypot does the same: the reply follows the instruction at once) and the configured angle limits. */
+  async #configure(ids: readonly number[]): Promise<void> {
+    const p = this.link.protocol;
     const returnDelay = new Map<number, { address: number; ids: [number, number[]][] }>();
-    for (const m of online) {
-      const address = controlTable(this.models.get(m.id)!).item('return_delay_time').address;
+    for (const id of ids) {
+      const address = controlTable(this.models.get(id)!).item('return_delay_time').address;
       const g = returnDelay.get(address) ?? { address, ids: [] };
-      g.ids.push([m.id, [0]]);
+      g.ids.push([id, [0]]);
       returnDelay.set(address, g);
     }
     for (const g of returnDelay.values())
       await this.link.transact(instructions.syncWrite(p, g.address, 1, g.ids), []);
-    // The configured angle limits into the CW/CCW limit registers.
-    if (online.length)
+    const motors = this.setup.motors.filter((m) => ids.includes(m.id));
+    if (motors.length)
       await this.write(
         'angle_limit',
         new Map(
-          online.map((m) => {
+          motors.map((m) => {
             const spec = this.models.get(m.id)!;
             return [m.id, [degToPosition(spec, m.angleLimit[0]), degToPosition(spec, m.angleLimit[1])]];
           }),
         ),
       );
+  }
+
+  /**
+   * Start-up: the motors the sync read (2.0) or bulk read (1.0) leaves unanswered while they answer a read of their
+   * own (an adapter or firmware without it; pypot enables sync read only on FTDI adapters) are read one at a time
+   * from then on, and one log line says so.
+   */
+  async #probeGroupReads(online: readonly number[]): Promise<void> {
+    const p = this.link.protocol;
+    const group = online.filter((id) => this.health.get(id)!.read !== 'single');
+    if (!group.length) return;
+    const address = (id: number) => this.#layout(id, 'present_position').address;
+    const silent = new Set(group);
+    for (let attempt = 0; attempt < 2 && silent.size; attempt++) {
+      const asked = group.filter((id) => silent.has(id));
+      const packet =
+        p === 2
+          ? instructions.syncRead(address(asked[0]!), BLOCK, asked)
+          : instructions.bulkRead(
+              1,
+              asked.map((id) => ({ id, address: address(id), length: BLOCK })),
+            );
+      const r = await this.link.transact(packet, asked, Math.max(this.link.timeoutMs, PING_TIMEOUT_MS));
+      for (const id of r.packets.keys()) silent.delete(id);
+    }
+    const single: number[] = [];
+    for (const id of silent) {
+      const r = await this.link.transact(
+        instructions.read(p, id, address(id), BLOCK),
+        [id],
+        Math.max(this.link.timeoutMs, PING_TIMEOUT_MS),
+      );
+      if (r.packets.has(id)) single.push(id);
+    }
+    if (!single.length) return;
+    for (const id of single) this.health.get(id)!.read = 'single';
+    this.healthVersion++;
+    const names = single.map((id) => `${this.health.get(id)!.name} (id ${id})`).join(', ');
+    this.log(
+      `the ${p === 2 ? 'sync' : 'bulk'} read gets no answer from ${names}, which answer single reads: reading ${single.length === 1 ? 'it' : 'them'} one at a time (slower cycles)`,
+    );
+  }
+
+  /**
+   * Reboots motor `id` (protocol 2.0: a servo in hardware error comes back with its torque off), waits for it to
+   * answer again, then configures it as at start-up and sends it again everything written to it (torque, goal...),
+   * so that it is as before. Resolves whether it answers again.
+   */
+  async reboot(id: number): Promise<boolean> {
+    checkIds(this.models, [id]);
+    const h = this.health.get(id)!;
+    if (this.link.protocol !== 2)
+      throw badRequest(`motor ${h.name} (id ${id}) speaks protocol 1.0, which has no reboot instruction`);
+    await this.link.transact(instructions.reboot(id), [id], Math.max(this.link.timeoutMs, PING_TIMEOUT_MS));
+    const end = performance.now() + REBOOT_WAIT_MS;
+    let back = false;
+    while (!back && performance.now() < end)
+      back = (await this.link.transact(instructions.ping(2, id), [id], this.link.timeoutMs)).packets.has(id);
+    if (!back) {
+      this.log(`motor ${h.name} (id ${id}) did not answer after its reboot`);
+      return false;
+    }
+    await this.#configure([id]);
+    const regs = this.#written.get(id);
+    if (regs)
+      for (const [reg, value] of regs)
+        if (reg !== 'angle_limit') await this.#syncWrite(reg, new Map([[id, value]]));
+    h.conditions = [];
+    h.online = true;
+    h.consecutiveFailures = 0;
+    this.healthVersion++;
+    this.log(`motor ${h.name} (id ${id}) rebooted and configured again`);
+    return true;
   }
 
   /** Leaves the servos limp (`compliant`) or holding, then closes the port. */
@@ -327,27 +439,31 @@ export class BusDriver {
     const asked = ids.filter((id) => probe || this.health.get(id)!.online);
     const out = new Map<number, Uint8Array>();
     const failed = new Map<number, BusError>();
+    const grouped = asked.filter((id) => this.health.get(id)!.read !== 'single');
+    let singles = asked.filter((id) => this.health.get(id)!.read === 'single');
     if (p === 2) {
       const byAddress = new Map<number, number[]>();
-      for (const id of asked) byAddress.set(addressOf(id), [...(byAddress.get(addressOf(id)) ?? []), id]);
+      for (const id of grouped) byAddress.set(addressOf(id), [...(byAddress.get(addressOf(id)) ?? []), id]);
       for (const [address, group] of byAddress) {
         const r = await this.link.transact(instructions.syncRead(address, length, group), group);
         this.#collect(r, length, out, failed);
       }
-    } else {
-      const bulk = asked.filter((id) => this.models.get(id)!.name !== 'AX-12');
-      if (bulk.length > 1) {
-        const entries = bulk.map((id) => ({ id, address: addressOf(id), length }));
-        this.#collect(await this.link.transact(instructions.bulkRead(1, entries), bulk), length, out, failed);
-      }
-      for (const id of asked.filter((id) => !bulk.includes(id) || bulk.length === 1))
-        this.#collect(
-          await this.link.transact(instructions.read(1, id, addressOf(id), length), [id]),
-          length,
-          out,
-          failed,
-        );
-    }
+    } else if (grouped.length > 1) {
+      const entries = grouped.map((id) => ({ id, address: addressOf(id), length }));
+      this.#collect(
+        await this.link.transact(instructions.bulkRead(1, entries), grouped),
+        length,
+        out,
+        failed,
+      );
+    } else singles = asked;
+    for (const id of singles)
+      this.#collect(
+        await this.link.transact(instructions.read(p, id, addressOf(id), length), [id]),
+        length,
+        out,
+        failed,
+      );
     // One retry each, one motor at a time (lost motors are not retried: they had their probe).
     for (const id of [...failed.keys()]) {
       if (!this.health.get(id)!.online) continue;
@@ -379,14 +495,33 @@ export class BusDriver {
       if (!(err instanceof StatusError)) failed.set(id, err);
     }
     for (const [id, packet] of r.packets) {
-      const err = r.errors.get(id);
-      if (err instanceof StatusError && err.refused) continue;
-      if (packet.params.length !== length) failed.set(id, err ?? new StatusError(id, this.link.protocol, 0));
-      else {
+      this.#conditions(id, packet.error);
+      // The data of a reply carrying error bits (overload, a hardware alert...) is the servo's: a motor that
+      // reports a problem is not a silent one.
+      if (packet.params.length === length) {
         out.set(id, packet.params);
         failed.delete(id);
+        continue;
       }
+      const err = r.errors.get(id);
+      if (err instanceof StatusError && err.refused) continue;
+      failed.set(id, err ?? new StatusError(id, this.link.protocol, 0));
     }
+  }
+
+  /** Keeps the servo-state conditions its status reports, and logs when they change. */
+  #conditions(id: number, error: number): void {
+    const h = this.health.get(id);
+    if (!h) return;
+    const now = decodeErrorByte(this.link.protocol, error).filter((c) => SERVO_CONDITIONS.has(c));
+    if (now.join() === h.conditions.join()) return;
+    h.conditions = now;
+    this.healthVersion++;
+    this.log(
+      now.length
+        ? `motor ${h.name} (id ${id}) reports ${now.join(', ')}`
+        : `motor ${h.name} (id ${id}) reports no error any more`,
+    );
   }
 
   /** A motor answered: if it was failing, send it everything written meanwhile. */

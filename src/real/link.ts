@@ -2,11 +2,9 @@
  * One serial line to a Dynamixel bus: sends an instruction packet and collects the status packets it expects, one
  * transaction at a time. Knows bytes and timeouts, not registers.
  */
-import fs from 'node:fs';
-import tty from 'node:tty';
-import { SerialPort } from 'serialport';
 import { type Packet, PacketParser, type Protocol } from '../dynamixel/packet.ts';
 import { CorruptReplyError, StatusError, TimeoutError, type BusError } from '../dynamixel/errors.ts';
+import { type SerialBinding, type SerialConnection, nodeSerialBinding } from './serial-binding.ts';
 
 /** A reply timer this late (ms) says the process was busy: the line gets a grace before the servo counts silent. */
 const LATE_TIMER_MS = 2;
@@ -19,6 +17,8 @@ export interface LinkOptions {
   readonly timeoutMs?: number;
   /** Take an exclusive lock on the port (default true: a second process on the bus would garble both). */
   readonly lock?: boolean;
+  /** The port's binding (default: serialport's, src/real/serial-binding.ts). */
+  readonly binding?: SerialBinding;
 }
 
 /** Replies of one transaction: a packet per id that answered, an error per id that did not (or answered an error). */
@@ -30,16 +30,7 @@ export interface Replies {
 export class SerialLink {
   readonly protocol: Protocol;
   readonly timeoutMs: number;
-  readonly #port: SerialPort;
-  /**
-   * On Linux, once serialport has opened and set up the device (baud, raw mode, its exclusive lock), the bytes go
-   * through Node's own tty stream on a second descriptor of the same device: read and written on the event loop's
-   * thread, where serialport hands each read and write to libuv's thread pool. Over the bus emulator this took a
-   * transaction's mean from 2.3 to 1.9 ms (the wire time is 1.2 ms). serialport keeps its own descriptor, which
-   * holds the lock (libuv reopens a tty it is given, so the lock could not live on the stream's). Elsewhere, or if
-   * the device is not a tty, serialport does the I/O.
-   */
-  #tty: tty.ReadStream | undefined;
+  #port: SerialConnection | undefined;
   #open = false;
   readonly #parser: PacketParser;
   #chain: Promise<unknown> = Promise.resolve();
@@ -51,17 +42,9 @@ export class SerialLink {
     this.protocol = opts.protocol;
     this.timeoutMs = opts.timeoutMs ?? 20;
     this.#parser = new PacketParser(opts.protocol, true);
-    this.#port = new SerialPort({
-      path: opts.path,
-      baudRate: opts.baud,
-      autoOpen: false,
-      lock: opts.lock ?? true,
-    });
-    // A port error outside a transaction (unplugged adapter) must not take the process down; transactions time out.
-    this.#port.on('error', () => {});
   }
 
-  #receive = (chunk: Buffer) => {
+  #receive = (chunk: Uint8Array) => {
     this.stats.received += chunk.length;
     const packets = this.#parser.push(chunk);
     if (packets.length) this.#onPackets?.(packets);
@@ -69,38 +52,23 @@ export class SerialLink {
 
   async open(): Promise<void> {
     if (this.#open) return;
-    await new Promise<void>((resolve, reject) => this.#port.open((err) => (err ? reject(err) : resolve())));
-    const fd = (this.#port.port as { fd?: unknown } | undefined)?.fd;
-    let own: number | undefined;
-    if (process.platform === 'linux' && typeof fd === 'number' && tty.isatty(fd)) {
-      try {
-        const { O_RDWR, O_NOCTTY, O_NONBLOCK } = fs.constants;
-        own = fs.openSync(this.opts.path, O_RDWR | O_NOCTTY | O_NONBLOCK);
-      } catch {
-        own = undefined; // serialport's I/O then
-      }
-    }
-    if (own !== undefined) {
-      // `writable`: one handle both ways (two on one descriptor would each close it).
-      this.#tty = new tty.ReadStream(own, { writable: true } as ConstructorParameters<
-        typeof tty.ReadStream
-      >[1]);
-      this.#tty.on('data', this.#receive);
-      this.#tty.on('error', () => {});
-    } else this.#port.on('data', this.#receive);
+    const binding = this.opts.binding ?? nodeSerialBinding;
+    const port = await binding.open({
+      path: this.opts.path,
+      baudRate: this.opts.baud,
+      lock: this.opts.lock ?? true,
+    });
+    port.onData(this.#receive);
+    this.#port = port;
     this.#open = true;
   }
 
   async close(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    const stream = this.#tty;
-    if (stream) {
-      this.#tty = undefined;
-      if (!stream.closed)
-        await new Promise<void>((resolve) => stream.once('close', () => resolve()).destroy());
-    }
-    await new Promise<void>((resolve) => this.#port.close(() => resolve()));
+    const port = this.#port;
+    this.#port = undefined;
+    await port?.close();
   }
 
   get isOpen(): boolean {
@@ -166,16 +134,14 @@ export class SerialLink {
         if ([...wanted].every((id) => packets.has(id))) finish();
       };
       this.stats.sent += packet.length;
-      if (this.#tty) {
-        // Handed to the kernel, which sends it before anything written after it.
-        this.#tty.write(Buffer.from(packet), () => {
-          if (!expect.length) finish();
-        });
-      } else {
-        this.#port.write(Buffer.from(packet));
-        // Nothing to wait for (sync write): let the bytes leave before the next transaction.
-        if (!expect.length) this.#port.drain(() => finish());
+      if (!this.#port) {
+        finish();
+        return;
       }
+      // Nothing to wait for (sync write): done once the bytes are handed over, before the next transaction.
+      void this.#port.write(packet).then(() => {
+        if (!expect.length) finish();
+      });
     });
   }
 }

@@ -41,7 +41,13 @@ type Job =
       readonly resolve: (v: Map<number, RawValue>) => void;
       readonly reject: (e: unknown) => void;
     }
-  | { readonly kind: 'write'; readonly reg: BusRegister; readonly values: ReadonlyMap<number, RawValue> };
+  | { readonly kind: 'write'; readonly reg: BusRegister; readonly values: ReadonlyMap<number, RawValue> }
+  | {
+      readonly kind: 'reboot';
+      readonly id: number;
+      readonly resolve: (back: boolean) => void;
+      readonly reject: (e: unknown) => void;
+    };
 
 export interface SyncLoopOptions {
   readonly hz: number;
@@ -80,6 +86,14 @@ export class SyncLoop {
     this.#kick();
   }
 
+  /** Queued like read(): reboots a motor (protocol 2.0) and configures it as before; resolves whether it is back. */
+  reboot(id: number): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#jobs.push({ kind: 'reboot', id, resolve, reject });
+      this.#kick();
+    });
+  }
+
   start(): void {
     if (this.#running || this.#stop.signal.aborted) return;
     this.#running = true;
@@ -108,6 +122,7 @@ export class SyncLoop {
         while (this.#jobs.length) {
           const job = this.#jobs.shift()!;
           if (job.kind === 'read') await this.driver.read(job.ids, job.reg).then(job.resolve, job.reject);
+          else if (job.kind === 'reboot') await this.driver.reboot(job.id).then(job.resolve, job.reject);
           else
             await this.driver.write(job.reg, job.values).catch((err: unknown) => {
               this.opts.log(`writing ${job.reg} failed: ${(err as Error).message}`);

@@ -1,12 +1,17 @@
 /**
  * The sync loop's order of work, on a manual clock and a scripted driver that records what reaches the bus: queued
  * writes go out at the next cycle in the order they came, a read queued after a write sees it, every cycle reads
- * present position/speed/load, the slow registers come one a cycle at 5 Hz, and stop() sends what is still queued.
+ * present position/speed/load, the slow registers come one a cycle at 5 Hz, and stop() sends what is still queued;
+ * then the same loop with a real driver on the in-memory bus.
  */
 import { expect } from 'chai';
 import { SteppedClock, advanceManualClock } from '../../src/core/clock.ts';
 import { type BusRegister, type RawValue, modelSpec } from '../../src/dynamixel/registers.ts';
-import { type BusDriver, type MotorHealth, freshHealth } from '../../src/real/driver.ts';
+import { BusDriver, type MotorHealth, freshHealth } from '../../src/real/driver.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { emulateBus } from '../../src/emulator/emulator.ts';
+import { memoryBinding } from '../../src/emulator/memory-binding.ts';
+import { busMotors } from '../../src/real/backend.ts';
 import { type CycleReport, ReportThrottle, SyncLoop } from '../../src/real/sync-loop.ts';
 
 type Op = { op: 'read' | 'write'; reg: BusRegister; ids: number[]; values?: [number, RawValue][] };
@@ -22,7 +27,7 @@ function scriptedDriver(): { driver: BusDriver; ops: Op[]; registers: Map<string
   const health = new Map<number, MotorHealth>(
     [...models.keys()].map((id) => [
       id,
-      { ...freshHealth({ id, name: `m${id}`, model: id === 3 ? 'AX-12' : 'MX-28' }), online: true },
+      { ...freshHealth({ id, name: `m${id}`, model: id === 3 ? 'AX-12' : 'MX-28' }, 1), online: true },
     ]),
   );
   const driver = {
@@ -207,5 +212,38 @@ describe('sync loop reports: at most one every few milliseconds, nothing read lo
     expect(sent[1]!.health).to.deep.equal([sick]);
     throttle.flush();
     expect(sent, 'nothing held, nothing sent').to.have.length(2);
+  });
+});
+
+describe('sync loop on the in-memory bus: a real driver, the emulated servos', () => {
+  it('sends the queued writes at the next cycle and reads every motor each cycle', async () => {
+    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
+    const config = await loadRobotConfig('ergo-jr');
+    const driver = new BusDriver(
+      { path: '/dev/mem0', baud: 1_000_000, protocol: 2, motors: busMotors(config), timeoutMs: 20 },
+      () => {},
+      memoryBinding({ '/dev/mem0': emulated.bus }),
+    );
+    const clock = new SteppedClock();
+    const cycles: CycleReport[] = [];
+    const loop = new SyncLoop(driver, { hz: 50, clock, log: () => {}, onCycle: (c) => cycles.push(c) });
+    try {
+      await driver.open();
+      loop.start();
+      await advanceManualClock(clock, 0.02);
+      await until(() => cycles.length === 1);
+      loop.write('led', new Map([[4, 5]]));
+      expect((await emulated.sim.bus.read([4], 'led')).get(4), 'not before the cycle').to.equal(0);
+      await advanceManualClock(clock, 0.02);
+      await until(() => cycles.length === 2);
+      expect((await emulated.sim.bus.read([4], 'led')).get(4)).to.equal(5);
+      const positions = new Map(cycles[1]!.values.find(([reg]) => reg === 'present_position')![1]);
+      const sim = await emulated.sim.bus.read([1, 2, 3, 4, 5, 6], 'present_position');
+      expect(positions).to.deep.equal(sim);
+    } finally {
+      await loop.stop();
+      await driver.close('hold');
+      await emulated.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 /** Routes of the real bus only: per-motor error counts (README "Running on a real robot"). */
 import { z } from 'zod';
+import { hardwareError, notFound } from '../../core/errors.ts';
 import { route, type RouteSpec } from '../route.ts';
 import type { RealBackend } from '../../real/backend.ts';
 
@@ -10,6 +11,10 @@ const healthAnswer = z.object({
   baud: z.number(),
   protocol: z.union([z.literal(1), z.literal(2)]).meta({ description: 'Dynamixel protocol 1.0 or 2.0' }),
   transactions: count.meta({ description: 'bus transactions since start' }),
+  read_mode: z.enum(['sync', 'bulk', 'single']).meta({
+    description:
+      "how the loop reads the motors: one sync read (2.0) or bulk read (1.0) a cycle, or single reads when the adapter or the servos' firmware leaves it unanswered at start-up",
+  }),
   motors: z.array(
     z.object({
       name: z.string(),
@@ -27,8 +32,21 @@ const healthAnswer = z.object({
       }),
       failed_reads: count.meta({ description: 'reads that failed after their retry' }),
       last_error: z.string().nullable(),
+      errors: z.array(z.string()).meta({
+        description:
+          'what its latest status packet reports of its state: overload, overheating, input_voltage, angle_limit, hardware_alert (empty: none)',
+      }),
+      read: z
+        .enum(['sync', 'bulk', 'single'])
+        .meta({ description: 'in the sync read, the bulk read, or read on its own' }),
     }),
   ),
+});
+
+const rebootAnswer = z.object({
+  motor: z.string(),
+  id: z.number().int(),
+  rebooted: z.literal(true).meta({ description: 'it answered again and was configured as before' }),
 });
 
 export function busRoutes(backend: RealBackend): RouteSpec[] {
@@ -45,6 +63,7 @@ export function busRoutes(backend: RealBackend): RouteSpec[] {
         baud: backend.port.baud,
         protocol: backend.port.protocol,
         transactions: backend.stats.transactions,
+        read_mode: backend.readMode,
         motors: [...backend.health.values()].map((h) => ({
           name: h.name,
           id: h.id,
@@ -55,8 +74,28 @@ export function busRoutes(backend: RealBackend): RouteSpec[] {
           status_errors: h.statusErrors,
           failed_reads: h.failedReads,
           last_error: h.lastError,
+          errors: h.conditions,
+          read: h.read,
         })),
       }),
+    }),
+    route({
+      method: 'POST',
+      path: '/bus/motors/:motor/reboot.json',
+      summary:
+        'real bus, protocol 2.0: reboots a servo (a hardware alert cleared), then configures it as before (angle limits, return delay, torque and goal)',
+      beyondV4: true,
+      answer: rebootAnswer,
+      handler: async ({ params }) => {
+        const h = [...backend.health.values()].find((m) => m.name === params.motor);
+        if (!h) throw notFound(`no motor named ${params.motor}`, 'GET /motors/list.json lists them');
+        if (!(await backend.reboot(h.id)))
+          throw hardwareError(
+            `motor ${h.name} (id ${h.id}) did not answer after its reboot`,
+            'check its power and cable; GET /bus/health.json',
+          );
+        return { motor: h.name, id: h.id, rebooted: true };
+      },
     }),
   ];
 }

@@ -67,12 +67,14 @@ export class EmulatedBus {
   readonly #rand: () => number;
   #queue: Promise<void> = Promise.resolve();
   readonly #timers: NodeJS.Timeout[] = [];
+  readonly #list: readonly EmulatedServo[];
   /** performance.now() (ms) when the bus is next idle. */
   #busFreeAt = 0;
   #closed = false;
 
   constructor(private readonly opts: EmulatedBusOptions) {
     this.faults = opts.faults ?? noFaults();
+    this.#list = [...opts.servos.values()];
     this.#rand = mulberry32(opts.seed ?? 1);
   }
 
@@ -122,8 +124,8 @@ export class EmulatedBus {
     return this.opts.protocol;
   }
 
-  get #servos(): EmulatedServo[] {
-    return [...this.opts.servos.values()];
+  get #servos(): readonly EmulatedServo[] {
+    return this.#list;
   }
 
   /** The servos at `id` that hear the host (on the bus, at its rate). */

@@ -51,6 +51,8 @@ export class EmulatedServo {
   readonly #layouts: [BusRegister, BusLayout][];
   /** The id it answers at: the id register, which a write changes (the twin's motor stays `simId`). */
   id: number;
+  /** Address of the Registered (AX/MX) or Registered Instruction (XL-320) item. */
+  readonly #registeredAt: number;
   /** A REG_WRITE waiting for ACTION. */
   #registered: { address: number; data: Uint8Array } | undefined;
   /** Protocol 1.0: a goal was written outside the angle limits; every status carries the Angle Limit bit until a good one. */
@@ -73,6 +75,7 @@ export class EmulatedServo {
     this.memory[this.table.item('id').address] = simId;
     this.memory[this.table.item('baud_rate').address] = baudRegister(spec, baud);
     this.#layouts = Object.entries(this.table.bus) as [BusRegister, BusLayout][];
+    this.#registeredAt = this.table.items.find((i) => i.name.startsWith('registered'))!.address;
   }
 
   #byte(name: string): number {
@@ -112,8 +115,7 @@ export class EmulatedServo {
     if (moving.address >= address && moving.address < address + length)
       // The shaft turns: Moving is 1 (e-manual: "goal position command execution is in progress").
       this.memory[moving.address] = (await this.#simValue('present_speed')) % 1024 > 0 ? 1 : 0;
-    const registered = this.table.items.find((i) => i.name.startsWith('registered'))!;
-    this.memory[registered.address] = this.#registered ? 1 : 0;
+    this.memory[this.#registeredAt] = this.#registered ? 1 : 0;
     if (this.spec.protocol === 2)
       this.memory[this.table.item('hardware_error_status').address] = this.hardwareError;
     return this.memory.slice(address, address + length);

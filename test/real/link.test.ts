@@ -117,4 +117,39 @@ describe('the bus driver closing (Ergo Jr over the emulator)', function () {
       await emulator.close();
     }
   });
+
+  it('over the pty: reads the servos that ignore the sync read (nosync) one at a time, and reports an overload', async () => {
+    const emulator = await startEmulator({
+      robot: 'ergo-jr',
+      speed: 'manual',
+      faults: { nosync: new Set([4]) },
+    });
+    try {
+      const config = await loadRobotConfig('ergo-jr');
+      const logs: string[] = [];
+      const driver = new BusDriver(
+        {
+          path: emulator.path,
+          baud: config.bus.baudrate,
+          protocol: config.bus.protocol,
+          motors: busMotors(config),
+        },
+        (line) => logs.push(line),
+      );
+      await driver.open();
+      try {
+        expect(driver.health.get(4)!.read).to.equal('single');
+        expect(driver.health.get(3)!.read).to.equal('sync');
+        expect(logs.filter((l) => /sync read gets no answer from m4 \(id 4\)/.test(l))).to.have.length(1);
+        emulator.bus.faults.errorBits.set(2, 0x01 | 0x80);
+        const values = await driver.read([1, 2, 3, 4, 5, 6], 'present_position');
+        expect(values.size).to.equal(6);
+        expect(driver.health.get(2)!.conditions).to.deep.equal(['hardware_alert']);
+      } finally {
+        await driver.close('hold');
+      }
+    } finally {
+      await emulator.close();
+    }
+  });
 });

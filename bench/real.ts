@@ -32,6 +32,8 @@ export interface LoopRate {
   /** 1 / (wire time of those bytes at the baud rate). */
   readonly busLimitHz: number;
   readonly baud: number;
+  /** Reply timeouts counted over every motor during the 2 s warm-up after start, then during the two runs. */
+  readonly timeouts: { readonly startup: number; readonly runs: number };
   /** The same with every motor stiff and following gotos: the emulator's physics then works for every transaction. */
   readonly moving: {
     readonly achievedHz: number;
@@ -120,9 +122,19 @@ async function restLoad(
   }
   await exited;
   whileRunning?.stop();
-  const result = JSON.parse(out) as { requests: { average: number }; non2xx: number; errors: number };
-  if (result.non2xx || result.errors)
-    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const result = JSON.parse(out) as {
+    requests: { average: number };
+    non2xx: number;
+    errors: number;
+    '2xx': number;
+    duration: number;
+  };
+  if (result.errors) throw new Error(`${url}: ${result.errors} errors`);
+  // A 503 is a motor the driver counted lost during the load (its replies late or missing): said, and left out.
+  if (result.non2xx) {
+    console.error(`      ${url}: ${result.non2xx} non-2xx answers (503: a motor counted lost); 2xx rate reported`);
+    return result['2xx'] / result.duration;
+  }
   return result.requests.average;
 }
 
@@ -223,6 +235,8 @@ export async function runRealBench(quick = false, ratesOnly = false): Promise<Re
           // seconds of each run included.
           await sleep(2000);
           const backend = fast.backend as RealBackend;
+          const timeoutsNow = () => [...backend.health.values()].reduce((sum, h) => sum + h.timeouts, 0);
+          const startupTimeouts = timeoutsNow();
           const baud = backend.port.baud;
           const measure = async () => {
             const cycles0 = backend.cycles;
@@ -267,6 +281,7 @@ export async function runRealBench(quick = false, ratesOnly = false): Promise<Re
             motors: fast.config.motors.length,
             ...still,
             baud,
+            timeouts: { startup: startupTimeouts, runs: timeoutsNow() - startupTimeouts },
             moving,
           });
         } finally {
@@ -345,6 +360,7 @@ export function realReport(r: RealBenchResult): {
     lines.push(
       `      ${x.robot.padEnd(8)} protocol ${x.protocol}.0, ${x.motors} servos: ${x.achievedHz.toFixed(0)} cycles/s back to back; ${x.bytesPerCycle.toFixed(0)} bytes a cycle = bus limit ${x.busLimitHz.toFixed(0)} Hz at ${x.baud} baud`,
       `      ${' '.repeat(8)} every motor moving: ${x.moving.achievedHz.toFixed(0)} cycles/s; ${x.moving.bytesPerCycle.toFixed(0)} bytes a cycle = bus limit ${x.moving.busLimitHz.toFixed(0)} Hz (${((100 * x.moving.achievedHz) / x.moving.busLimitHz).toFixed(0)} %)`,
+      `      ${' '.repeat(8)} reply timeouts: ${x.timeouts.startup} in the 2 s after start, ${x.timeouts.runs} during the runs`,
     );
     rows.push({
       name: `sync loop rate / bus limit (${x.robot})`,

@@ -1,7 +1,7 @@
 /** What can go wrong on a Dynamixel bus, as typed errors (the real backend counts them per motor). */
 import type { Protocol } from './packet.ts';
 
-/** Protocol 1.0 error bits (FACTS.md 8.1), bit 0 first. */
+/** Protocol 1.0 error bits (docs/reference/dynamixel.md 8.1), bit 0 first. */
 export const ERROR_BITS_1 = [
   'input_voltage',
   'angle_limit',
@@ -12,7 +12,7 @@ export const ERROR_BITS_1 = [
   'instruction',
 ] as const;
 
-/** Protocol 2.0 error numbers in bits 0-6 (FACTS.md 8.2); bit 7 is the hardware alert. */
+/** Protocol 2.0 error numbers in bits 0-6 (docs/reference/dynamixel.md 8.2); bit 7 is the hardware alert. */
 export const ERROR_NUMBERS_2: Readonly<Record<number, string>> = {
   1: 'result_fail',
   2: 'instruction',

@@ -1,5 +1,5 @@
 /**
- * Dynamixel packets, protocol 1.0 (checksum) and 2.0 (CRC-16, byte stuffing), as bytes (FACTS.md 8.1-8.2).
+ * Dynamixel packets, protocol 1.0 (checksum) and 2.0 (CRC-16, byte stuffing), as bytes (docs/reference/dynamixel.md 8.1-8.2).
  * Both directions: the real backend encodes instructions and parses status packets; the bus emulator does the
  * reverse. Multi-byte values are little-endian.
  */

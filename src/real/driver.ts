@@ -512,7 +512,7 @@ export class BusDriver {
   /** Keeps the servo-state conditions its status reports, and logs when they change. */
   #conditions(id: number, error: number): void {
     const h = this.health.get(id);
-    if (!h) return;
+    if (!h || (error === 0 && h.conditions.length === 0)) return;
     const now = decodeErrorByte(this.link.protocol, error).filter((c) => SERVO_CONDITIONS.has(c));
     if (now.join() === h.conditions.join()) return;
     h.conditions = now;

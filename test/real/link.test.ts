@@ -27,7 +27,8 @@ describe('serial link over the emulator (Ergo Jr, protocol 2.0)', function () {
     try {
       const ids = [1, 2, 3, 4, 5, 6];
       for (let i = 0; i < 20; i++) {
-        const r = await link.transact(instructions.syncRead(37, 6, ids), ids);
+        // 100 ms: the replies take 1 ms, but the suite shares two cores (a relay stall is not what this counts).
+        const r = await link.transact(instructions.syncRead(37, 6, ids), ids, 100);
         expect([...r.packets.keys()].sort()).to.deep.equal(ids);
         expect(r.errors.size).to.equal(0);
         for (const p of r.packets.values()) expect(p.params.length).to.equal(6);

@@ -1,5 +1,5 @@
 /**
- * The servos' control tables (FACTS.md 8.3): every item's address, size, access, initial value and range, per model,
+ * The servos' control tables (docs/reference/dynamixel.md 8.3): every item's address, size, access, initial value and range, per model,
  * and where each bus register (src/dynamixel/registers.ts BusRegister) lives in them. The real backend encodes its packets
  * from these tables, the bus emulator answers from them, and the model facts they need (model number, encoder steps)
  * come from the ModelSpec, so sim and real share one description of the servos.
@@ -17,7 +17,7 @@ export interface ControlItem {
   /** Accepted range of a write (the servo's Range error outside it). */
   readonly min: number;
   readonly max: number;
-  /** Which raw <-> SI conversion of registers.ts applies (FACTS.md 8.5). */
+  /** Which raw <-> SI conversion of registers.ts applies (docs/reference/dynamixel.md 8.5). */
   readonly unit?:
     | 'position'
     | 'speed'

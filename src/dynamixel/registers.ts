@@ -1,5 +1,5 @@
 /**
- * Dynamixel models and registers as typed tables, with the raw <-> SI conversions beside them (FACTS.md 8.3-8.5).
+ * Dynamixel models and registers as typed tables, with the raw <-> SI conversions beside them (docs/reference/dynamixel.md 8.3-8.5).
  * Bus values are register counts ("raw units"); everything above the bus works in SI/raw-frame degrees.
  */
 /** Servo models this project knows. "AX-12" is the spelling pypot reports; "AX-12A" is accepted as the same servo. */
@@ -208,7 +208,7 @@ export function slowRegistersDue(cycle: number, hz: number): readonly SlowRegist
   return phase >= 1 && phase <= SLOW_REGISTERS.length ? [SLOW_REGISTERS[phase - 1]!] : [];
 }
 
-// --- conversions (FACTS.md 8.5), raw frame: degrees, deg/s, %, V, deg C ---
+// --- conversions (docs/reference/dynamixel.md 8.5), raw frame: degrees, deg/s, %, V, deg C ---
 
 const round = (x: number, decimals: number) => {
   const f = 10 ** decimals;
@@ -296,7 +296,7 @@ export function gainsToRawPid(gains: readonly number[]): [number, number, number
 export const LED_COLOURS = ['off', 'red', 'green', 'yellow', 'blue', 'pink', 'cyan', 'white'] as const;
 export type LedColour = (typeof LED_COLOURS)[number];
 
-/** AX compliance slope register -> effective proportional gain (P-equivalent), FACTS.md 8.3: 32 <-> P 32. */
+/** AX compliance slope register -> effective proportional gain (P-equivalent), docs/reference/dynamixel.md 8.3: 32 <-> P 32. */
 export function complianceSlopeToP(slope: number): number {
   const steps = [2, 4, 8, 16, 32, 64, 128];
   const s = steps.find((step) => slope < step * 2) ?? 128;

@@ -14,8 +14,13 @@ import {
   fromBytes,
 } from '../dynamixel/packet.ts';
 import type { EmulatedServo, ServoRefusal } from './servo.ts';
+import type { PhysicalFaults } from '../sim/physical-faults.ts';
 
-export interface Faults {
+/**
+ * The faults of the line (drop, corrupt, missing, error bits, latency), and of the physical world (block, weak, push:
+ * the twin's physics behind the servos; offset: the servo reports its angle shifted, a slipped horn).
+ */
+export interface Faults extends PhysicalFaults {
   /** Share of replies never sent (0..1). */
   dropRate: number;
   /** Share of replies sent with a broken checksum/CRC (0..1). */
@@ -26,6 +31,11 @@ export interface Faults {
   errorBits: Map<number, number>;
   /** Extra delay before each reply, ms. */
   latencyMs: number;
+  block: ReadonlyMap<number, number>;
+  weak: ReadonlyMap<number, number>;
+  push: ReadonlyMap<number, number>;
+  /** Degrees added to the present position each servo reports, per id. */
+  offset: ReadonlyMap<number, number>;
 }
 
 export const noFaults = (): Faults => ({
@@ -34,6 +44,10 @@ export const noFaults = (): Faults => ({
   missing: new Set(),
   errorBits: new Map(),
   latencyMs: 0,
+  block: new Map(),
+  weak: new Map(),
+  push: new Map(),
+  offset: new Map(),
 });
 
 /** What the emulator saw, for tests and the benchmark. */
@@ -137,7 +151,7 @@ export class EmulatedBus {
     const word = (i: number) => fromBytes(a, i, 2);
     const out: { servo: EmulatedServo; error: number; params: Uint8Array }[] = [];
     const readOne = async (servo: EmulatedServo, address: number, length: number) => {
-      const r = await servo.read(address, length);
+      const r = await servo.read(address, length, this.faults.offset.get(servo.id) ?? 0);
       if (typeof r === 'string')
         out.push({ servo, error: this.#errorByte(servo, r), params: new Uint8Array(0) });
       else out.push({ servo, error: this.#errorByte(servo), params: r });

@@ -41,6 +41,8 @@ import { FfmpegCamera } from './real/camera.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
+import { shadowRoutes } from './http/routes/shadow.ts';
+import { ShadowTwin } from './shadow/twin.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -82,6 +84,8 @@ export interface ServerOptions {
   readonly scheduler?: WorldScheduler;
   /** Labels on every metric series of this server (a classroom twin's `twin`). */
   readonly metricsLabels?: Readonly<Record<string, string>>;
+  /** Real only: run the physics twin beside the robot and compare them (also the robot config's `shadow`). */
+  readonly shadow?: boolean;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -102,6 +106,8 @@ export interface RobotServer {
   readonly stream: StateStream;
   /** GET /metrics's registry, and the last request answered. */
   readonly metrics: RobotMetrics;
+  /** The twin beside the real robot (--shadow), when it runs. */
+  readonly shadow: ShadowTwin | undefined;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -150,9 +156,16 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   await backend.open();
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   const simulation = backend instanceof SimBackend ? backend.simulation : undefined;
+  // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
+  const shadow =
+    backend instanceof RealBackend && (opts.shadow ?? config.shadow)
+      ? new ShadowTwin({ config, urdf, real: backend, log: (line) => logger.warn(line) })
+      : undefined;
   try {
+    await shadow?.open();
     await robot.start();
   } catch (err) {
+    await shadow?.close();
     await backend.close();
     throw err;
   }
@@ -173,6 +186,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await records.close();
     await primitives.close();
     await robot.stop();
+    await shadow?.close();
     await backend.close();
     throw err;
   }
@@ -225,6 +239,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
+  routes.push(...shadowRoutes(shadow, backend instanceof RealBackend ? 'real' : 'sim'));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,
@@ -266,6 +281,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     markers,
     stream: view.stream,
     metrics,
+    shadow,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the
@@ -282,6 +298,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         await records.close();
         await primitives.close();
         await robot.stop();
+        await shadow?.close();
         await backend.close();
       })();
       return closing;

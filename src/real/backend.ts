@@ -79,6 +79,7 @@ class ProcessBus implements MotorBus {
   async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
     checkWrite(this.owner.models, reg, values);
     this.owner.send({ t: 'write', reg, values: [...values] });
+    this.owner.tapWrite(reg, values);
   }
 }
 
@@ -110,6 +111,7 @@ export class RealBackend implements Backend {
   /** Latest value per cached register and motor. */
   readonly #cache = new Map<BusRegister, Map<number, RawValue>>();
   readonly #cycleListeners = new Set<(report: CycleReport) => void>();
+  readonly #writeListeners = new Set<(reg: BusRegister, values: ReadonlyMap<number, RawValue>) => void>();
   /** The Robot's control loop, waiting for the next cycle (or for the news that there will be none). */
   readonly #wakeups = new Set<() => void>();
   #opened: Promise<void> | undefined;
@@ -174,6 +176,19 @@ export class RealBackend implements Backend {
       this.#wakeups.add(wake);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Listens to every write sent to the servos, as it is queued for the next cycle (the shadow twin's tap); returns
+   * the unsubscribe. Listeners must not throw.
+   */
+  onWrite(listener: (reg: BusRegister, values: ReadonlyMap<number, RawValue>) => void): () => void {
+    this.#writeListeners.add(listener);
+    return () => this.#writeListeners.delete(listener);
+  }
+
+  tapWrite(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
+    for (const listener of this.#writeListeners) listener(reg, values);
   }
 
   /** Listens to every sync-loop cycle (the benchmark's figures); returns the unsubscribe. */

@@ -1,0 +1,208 @@
+/**
+ * Shadow mode over the bus emulator on a real pseudo-terminal (socat), checked from outside over HTTP: the twin
+ * beside the Ergo Jr follows its commands without alarm through normal gotos with replies dropped on the bus, and each
+ * fault of the physical world put on the emulated servos (block, weak, push, offset, a servo gone) raises its event
+ * with the right motor and kind within a second, which clears within a second of the fault's end. Wall time is
+ * inherent (a serial bus in real time): waits are bounded polls.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { until } from '../helpers.ts';
+import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
+import { applyFaultLine } from '../../src/emulator/main.ts';
+import { type RobotServer, createRobotServer } from '../../src/server.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+interface ShadowEventAnswer {
+  motor: string;
+  kind: string;
+  since: number;
+  until: number | null;
+  band: number;
+}
+interface StatusAnswer {
+  time: number;
+  motors: { motor: string; error: number | null; band: number; state: string }[];
+  events: ShadowEventAnswer[];
+}
+
+describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
+  this.timeout(60000);
+  let emulator: RunningEmulator;
+  let server: RobotServer;
+  let url: string;
+  const logs: string[] = [];
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as StatusAnswer;
+  const goto = (motor: string, position: number, duration: number, wait = false) =>
+    call('POST', `/motors/${motor}/goto.json`, { position, duration, wait });
+  const fault = (line: string) => expect(applyFaultLine(emulator.bus, line), line).to.match(/^faults /);
+  const present = async (motor: string) =>
+    (await call('GET', `/motors/${motor}/registers/present_position/value.json`)).body
+      .present_position as number;
+
+  before(async function () {
+    this.timeout(60000);
+    emulator = await startEmulator({ robot: 'ergo-jr', faults: { dropRate: 0.05 } });
+    server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: await emulator.addPort() },
+      shadow: true,
+      recordsDir: path.join(tmp, 'records'),
+      logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
+    });
+    await server.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = server.app.server.address();
+    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    for (const m of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'])
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
+    await goto('m2', -60, 1, true);
+  });
+  after(async () => {
+    await server?.close();
+    await emulator?.close();
+  });
+
+  it('answers its status: per motor the real and twin readings, the error and the band', async () => {
+    const s = await status();
+    expect(s.motors.map((m) => m.motor)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+    for (const m of s.motors) {
+      expect(m.error, m.motor).to.be.a('number');
+      expect(m.band, m.motor).to.be.at.least(3);
+    }
+    expect((await call('GET', '/shadow/events.json?since=abc')).status).to.equal(400);
+  });
+
+  it('raises nothing through normal gotos with 5 % of the replies dropped (and reports the margin)', async () => {
+    const t0 = (await status()).time;
+    let worst = 0;
+    let worstBand = 0;
+    const moves: [string, number, number][] = [
+      ['m1', 40, 1],
+      ['m3', 10, 0.8],
+      ['m1', -30, 1.2],
+      ['m4', 45, 0.6],
+      ['m5', 20, 1],
+      ['m2', -30, 1],
+      ['m6', 20, 0.5],
+      ['m1', 0, 0.7],
+      ['m4', 0, 1],
+      ['m3', 35, 1],
+      ['m2', -60, 1],
+      ['m5', 55, 0.8],
+    ];
+    for (const [motor, position, duration] of moves) {
+      await goto(motor, position, duration);
+      const end = performance.now() + duration * 1000 + 300;
+      while (performance.now() < end) {
+        for (const m of (await status()).motors) {
+          if (m.error === null || m.state === 'compliant') continue;
+          if (Math.abs(m.error) / m.band > worst / (worstBand || 1)) {
+            worst = Math.abs(m.error);
+            worstBand = m.band;
+          }
+        }
+        await new Promise((r) => setTimeout(r, 40));
+      }
+    }
+    const events = (await call('GET', `/shadow/events.json?since=${t0}`)).body.events as ShadowEventAnswer[];
+    console.log(
+      `      largest normal error ${worst.toFixed(2)} deg against a band of ${worstBand.toFixed(2)} deg`,
+    );
+    expect(events).to.deep.equal([]);
+    expect(worst).to.be.below(worstBand);
+  });
+
+  /** Puts a fault on, waits for its event (at most 1 s), takes it off, waits for the clear (at most 1 s). */
+  async function expectEvent(
+    motor: string,
+    kind: string,
+    on: string,
+    off: string,
+    act?: () => Promise<unknown>,
+  ): Promise<void> {
+    const t0 = (await status()).time;
+    fault(on);
+    const setAt = performance.now();
+    await act?.();
+    const raised = await until(
+      `${kind} on ${motor}`,
+      async () => {
+        const events = (await call('GET', `/shadow/events.json?since=${t0}`)).body
+          .events as ShadowEventAnswer[];
+        return events.find((e) => e.motor === motor);
+      },
+      1000,
+      25,
+    );
+    const raisedMs = performance.now() - setAt;
+    expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
+    expect(logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
+    fault(off);
+    const offAt = performance.now();
+    await until(
+      `${kind} on ${motor} to clear`,
+      async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
+      1000,
+      25,
+    );
+    console.log(
+      `      ${kind} on ${motor}: raised ${Math.round(raisedMs)} ms after the fault, cleared ${Math.round(performance.now() - offAt)} ms after its end`,
+    );
+    await until('all agree again', async () =>
+      (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
+    );
+  }
+
+  it('offset: a servo reporting its angle shifted', () =>
+    expectEvent('m4', 'offset', 'offset=4:10', 'offset=4:off'));
+
+  it('pushed: a constant torque turning a held joint', () =>
+    expectEvent('m1', 'pushed', 'push=1:0.15', 'push=1:off'));
+
+  it('offline: a servo gone from the bus', () => expectEvent('m5', 'offline', 'missing=5', 'missing='));
+
+  it('blocked: a stop on the way of a goto', async () => {
+    const at = await present('m1');
+    await expectEvent('m1', 'blocked', `block=1@${at + 8}`, 'block=1@off', () => goto('m1', at + 40, 0.8));
+    await goto('m1', 0, 0.5, true);
+  });
+
+  it('weak: a servo at a fifth of its torque lagging a fast goto', async () => {
+    const at = await present('m1');
+    await expectEvent('m1', 'weak', 'weak=1:0.2', 'weak=1:off', () => goto('m1', at + 60, 0.4));
+    await goto('m1', 0, 0.5, true);
+  });
+});
+
+describe('shadow routes without shadow mode', () => {
+  it('answer 404 with a tip on the sim backend', async () => {
+    const server = await createRobotServer({
+      backend: 'sim',
+      robot: 'ergo-jr',
+      speed: 'manual',
+      recordsDir: path.join(tmp, 'sim'),
+    });
+    try {
+      for (const url of ['/shadow/status.json', '/shadow/events.json']) {
+        const res = await server.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).to.equal(404);
+        expect(JSON.parse(res.body).tip).to.match(/on --backend=sim the robot is the twin/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

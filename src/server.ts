@@ -239,7 +239,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
-  routes.push(...shadowRoutes(shadow, backend instanceof RealBackend ? 'real' : 'sim'));
+  // On the real backend without --shadow the routes answer 404 with a tip; the sim has nothing to shadow.
+  if (backend instanceof RealBackend) routes.push(...shadowRoutes(shadow, 'real'));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,

@@ -48,6 +48,8 @@ export class ShadowTwin {
   #lastCycleAt: number | undefined;
   #owed = 0;
   #failed = new Set<string>();
+  /** Writes queued since the last cycle report, in order. */
+  #writes: [BusRegister, ReadonlyMap<number, RawValue>][] = [];
   #closed = false;
   /** Cycles compared, and the wall time (ms) the twin spent on them (the bench's figure). */
   readonly stats = { cycles: 0, busyMs: 0 };
@@ -102,7 +104,12 @@ export class ShadowTwin {
     await this.sim.close();
   }
 
+  /** A write queued for the servos: the bus loop sends it at its next cycle, and the twin takes it then too. */
   #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
+    this.#writes.push([reg, values]);
+  }
+
+  #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
     this.sim.bus.write(reg, values).catch((err: unknown) => {
       // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
       if (this.#failed.has(reg)) return;
@@ -117,12 +124,19 @@ export class ShadowTwin {
     this.#lastCycleAt = at;
     this.#owed = Math.min(MAX_CATCH_UP_S, this.#owed + Math.max(0, dt));
     const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
+    // The writes queued before this cycle began went out in it: the twin runs the time up to the cycle with the
+    // commands before them, then takes them.
+    const writes = this.#writes;
+    this.#writes = [];
     this.#queue = this.#queue
-      .then(() => this.#cycle(values))
+      .then(() => this.#cycle(values, writes))
       .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`));
   }
 
-  async #cycle(values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>): Promise<void> {
+  async #cycle(
+    values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>,
+    writes: readonly [BusRegister, ReadonlyMap<number, RawValue>][],
+  ): Promise<void> {
     if (this.#closed) return;
     const started = performance.now();
     const { sim } = this;
@@ -145,6 +159,7 @@ export class ShadowTwin {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
+    for (const [reg, v] of writes) this.#apply(reg, v);
     const [pos, speed, load] = await Promise.all(
       (['present_position', 'present_speed', 'present_load'] as const).map((r) => sim.bus.read(ids, r)),
     );

@@ -9,12 +9,7 @@
 import type { Clock } from '../core/clock.ts';
 import { runFixedRate } from '../core/fixed-rate.ts';
 import { controlTable } from '../dynamixel/control-table.ts';
-import {
-  type BusRegister,
-  type RawValue,
-  CYCLE_REGISTERS,
-  slowRegistersDue,
-} from '../dynamixel/registers.ts';
+import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../dynamixel/registers.ts';
 import type { BusDriver, MotorHealth } from './driver.ts';
 
 /** Transactions done and bytes sent and received on the link. */

@@ -20,8 +20,12 @@ import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
 import { Comparator, type MotorComparison, type Reading, type ShadowEvent } from './comparator.ts';
 
-/** A twin more than this far behind (s: a stalled process) drops the lost time instead of catching up. */
-const MAX_CATCH_UP_S = 0.25;
+/**
+ * The twin runs every cycle's time, however late it comes (a busy server): the robot did not pause, and a twin that
+ * dropped the time it was late fell behind it (a false alarm). Beyond this many seconds (a stalled process) it is
+ * put back on the measured pose instead of catching up.
+ */
+const MAX_CATCH_UP_S = 1;
 /** A compliant joint is put back on the real angle when the twin's is this far from it (degrees). */
 const FOLLOW_DEG = 0.2;
 
@@ -51,8 +55,8 @@ export class ShadowTwin {
   /** Writes queued since the last cycle report, in order. */
   #writes: [BusRegister, ReadonlyMap<number, RawValue>][] = [];
   #closed = false;
-  /** Cycles compared, and the wall time (ms) the twin spent on them (the bench's figure). */
-  readonly stats = { cycles: 0, busyMs: 0 };
+  /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
+  readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
 
   constructor(opts: ShadowOptions) {
     this.#opts = opts;
@@ -118,30 +122,55 @@ export class ShadowTwin {
     });
   }
 
+  /**
+   * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle, its servo
+   * keeping the goal it had (setPose puts the goal on the pose).
+   */
+  async #reanchor(realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
+    const ids = this.#motors.map((m) => m.id);
+    const goals = await this.sim.bus.read(ids, 'goal_position');
+    const pose = new Map<number, number>();
+    for (const m of this.#motors) {
+      const v = realPos?.get(m.id);
+      if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
+    }
+    this.sim.simulation.setPose(pose);
+    await this.sim.bus.write('goal_position', goals);
+    this.stats.reanchored++;
+  }
+
   #onCycle(report: CycleReport): void {
     const at = report.startedAt / 1000;
     const dt = this.#lastCycleAt === undefined ? 0 : at - this.#lastCycleAt;
     this.#lastCycleAt = at;
-    this.#owed = Math.min(MAX_CATCH_UP_S, this.#owed + Math.max(0, dt));
+    this.#owed += Math.max(0, dt);
+    const reanchor = this.#owed > MAX_CATCH_UP_S;
+    if (reanchor) this.#owed = 0;
+    // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
+    const t =
+      this.#opts.real.clock.now() - (performance.timeOrigin + performance.now() - report.startedAt) / 1000;
     const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
     // The writes queued before this cycle began went out in it: the twin runs the time up to the cycle with the
     // commands before them, then takes them.
     const writes = this.#writes;
     this.#writes = [];
     this.#queue = this.#queue
-      .then(() => this.#cycle(values, writes))
+      .then(() => this.#cycle(values, writes, t, reanchor))
       .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`));
   }
 
   async #cycle(
     values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>,
     writes: readonly [BusRegister, ReadonlyMap<number, RawValue>][],
+    t: number,
+    reanchor: boolean,
   ): Promise<void> {
     if (this.#closed) return;
     const started = performance.now();
     const { sim } = this;
     const ids = this.#motors.map((m) => m.id);
     const realPos = values.get('present_position');
+    if (reanchor) await this.#reanchor(realPos);
     const torque = await sim.bus.read(ids, 'torque_enable');
     // Compliant joints follow the real ones (a hand moving the arm moves the twin's too).
     const follow = new Map<number, number>();
@@ -163,7 +192,6 @@ export class ShadowTwin {
     const [pos, speed, load] = await Promise.all(
       (['present_position', 'present_speed', 'present_load'] as const).map((r) => sim.bus.read(ids, r)),
     );
-    const t = this.#opts.real.clock.now();
     for (const m of this.#motors) {
       const twin = reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!;
       const real = reading(

@@ -5,17 +5,86 @@
  * with the right motor and kind within a second, which clears within a second of the fault's end. Wall time is
  * inherent (a serial bus in real time): waits are bounded polls.
  */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
-import { applyFaultLine } from '../../src/emulator/main.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 
+const ROOT = path.resolve(import.meta.dirname, '../..');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * `npm run emulator -- --console` in a process of its own, as users run it: the robot's stand-in keeps its own time
+ * whatever this process (the server, its twin, the test) is busy with, as servos on their microcontrollers do.
+ * Fault lines go to its console; each resolves with the emulator's answer.
+ */
+class EmulatorProcess {
+  #err = '';
+  #seen = 0;
+  private constructor(readonly child: ChildProcessByStdio<Writable, Readable, Readable>) {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (this.#err += d));
+  }
+
+  static async start(args: string[]): Promise<{ emulator: EmulatorProcess; device: string }> {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src/emulator/main.ts'), '--console', ...args],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const emulator = new EmulatorProcess(child);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const device = await until(
+      'the device path the emulator prints',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the emulator exited: ${emulator.#err}`);
+        return /^(\/\S+)\n/.exec(out)?.[1];
+      },
+      30000,
+      50,
+    );
+    // Its hint line comes once it is ready; console answers come after it.
+    await until(
+      'the emulator ready',
+      async () => (/--serial=/.test(emulator.#err) ? true : undefined),
+      30000,
+      50,
+    );
+    emulator.#seen = emulator.#err.length;
+    return { emulator, device };
+  }
+
+  /** Sends one console line; resolves with the emulator's answer line. */
+  async send(line: string): Promise<string> {
+    this.child.stdin.write(line + '\n');
+    return until(
+      `the emulator to answer ${line}`,
+      async () => {
+        const rest = this.#err.slice(this.#seen);
+        const end = rest.indexOf('\n');
+        if (end < 0) return undefined;
+        this.#seen += end + 1;
+        return rest.slice(0, end);
+      },
+      10000,
+      10,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const gone = new Promise((resolve) => this.child.once('close', resolve));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(timer);
+  }
+}
 
 interface ShadowEventAnswer {
   motor: string;
@@ -32,7 +101,7 @@ interface StatusAnswer {
 
 describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
   this.timeout(60000);
-  let emulator: RunningEmulator;
+  let emulator: EmulatorProcess;
   let server: RobotServer;
   let url: string;
   const logs: string[] = [];
@@ -47,18 +116,19 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
   const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as StatusAnswer;
   const goto = (motor: string, position: number, duration: number, wait = false) =>
     call('POST', `/motors/${motor}/goto.json`, { position, duration, wait });
-  const fault = (line: string) => expect(applyFaultLine(emulator.bus, line), line).to.match(/^faults /);
+  const fault = async (line: string) => expect(await emulator.send(line), line).to.match(/^faults /);
   const present = async (motor: string) =>
     (await call('GET', `/motors/${motor}/registers/present_position/value.json`)).body
       .present_position as number;
 
   before(async function () {
     this.timeout(60000);
-    emulator = await startEmulator({ robot: 'ergo-jr', faults: { dropRate: 0.05 } });
+    const started = await EmulatorProcess.start(['--robot', 'ergo-jr', '--faults', 'drop=0.05']);
+    emulator = started.emulator;
     server = await createRobotServer({
       backend: 'real',
       robot: 'ergo-jr',
-      real: { serial: await emulator.addPort() },
+      real: { serial: started.device },
       shadow: true,
       recordsDir: path.join(tmp, 'records'),
       logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
@@ -134,8 +204,8 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
     act?: () => Promise<unknown>,
   ): Promise<void> {
     const t0 = (await status()).time;
-    fault(on);
     const setAt = performance.now();
+    await fault(on);
     await act?.();
     const raised = await until(
       `${kind} on ${motor}`,
@@ -150,8 +220,8 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
     const raisedMs = performance.now() - setAt;
     expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
     expect(logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
-    fault(off);
     const offAt = performance.now();
+    await fault(off);
     await until(
       `${kind} on ${motor} to clear`,
       async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
@@ -176,7 +246,7 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
 
   it('blocked: a stop on the way of a goto', async () => {
     const at = await present('m1');
-    await expectEvent('m1', 'blocked', `block=1@${at + 8}`, 'block=1@off', () => goto('m1', at + 40, 0.8));
+    await expectEvent('m1', 'blocked', `block=1@${at + 4}`, 'block=1@off', () => goto('m1', at + 40, 0.8));
     await goto('m1', 0, 0.5, true);
   });
 

@@ -14,6 +14,7 @@ import { runDropHoldBench, runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
 import { printVisionRealism, runVisionBench, runVisionRealismBench } from './vision.ts';
+import { runGuardBench } from './guard.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
@@ -43,6 +44,14 @@ if (process.argv.includes('vision')) {
 /** `npm run bench -- gotos`: how close a goto with wait ends to its target, per robot. */
 if (process.argv.includes('gotos')) {
   await runGotosBench();
+  process.exit(0);
+}
+/** `npm run bench -- guard`: the guard's prediction time of a 2 s Ergo Jr move (issue 29). */
+if (process.argv.includes('guard')) {
+  const r = await runGuardBench();
+  console.log(
+    `guard: a 2 s Ergo Jr move predicted ${r.runs} times: wall median ${r.timeMs.median.toFixed(1)} ms, p99 ${r.timeMs.p99.toFixed(1)} ms (target <= 100 ms); CPU median ${r.cpuMs.median.toFixed(1)} ms, p99 ${r.cpuMs.p99.toFixed(1)} ms`,
+  );
   process.exit(0);
 }
 const fmt = (n: number, d = 1) => n.toFixed(d);

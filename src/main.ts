@@ -82,6 +82,10 @@ async function main(argv: string[]): Promise<void> {
       '--shadow',
       'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
     )
+    .option(
+      '--guard',
+      'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
+    )
     .addOption(
       new Option('--on-close <state>', 'real only: servos at shutdown')
         .choices(['compliant', 'hold'])
@@ -158,6 +162,7 @@ async function main(argv: string[]): Promise<void> {
     classroom?: string;
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
+    guard?: boolean;
   }>();
   if (opts.classroom !== undefined && (opts.backend !== 'sim' || opts.speed === 'max')) {
     console.error(
@@ -256,6 +261,7 @@ async function main(argv: string[]): Promise<void> {
       recordsDir: opts.recordsDir,
       camera: opts.camera,
       shadow: opts.shadow,
+      guard: opts.guard,
       real: {
         serial: opts.serial,
         baud: opts.baud,

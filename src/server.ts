@@ -43,6 +43,7 @@ import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
 import { shadowRoutes } from './http/routes/shadow.ts';
 import { ShadowTwin } from './shadow/twin.ts';
+import { MoveGuard, twinState } from './shadow/guard.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -86,6 +87,8 @@ export interface ServerOptions {
   readonly metricsLabels?: Readonly<Record<string, string>>;
   /** Real only: run the physics twin beside the robot and compare them (also the robot config's `shadow`). */
   readonly shadow?: boolean;
+  /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
+  readonly guard?: boolean;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -150,6 +153,11 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {
   const logger = opts.logger ?? silentLogger;
   const config = await loadRobotConfig(opts.robot);
+  if (opts.guard && !(opts.backend === 'real' && (opts.shadow ?? config.shadow)))
+    throw new ConfigError(
+      '--guard',
+      'the guard predicts moves with the twin: it needs --backend=real --shadow',
+    );
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
   const backend = await createBackend(opts, config, urdf);
@@ -161,10 +169,23 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     backend instanceof RealBackend && (opts.shadow ?? config.shadow)
       ? new ShadowTwin({ config, urdf, real: backend, log: (line) => logger.warn(line) })
       : undefined;
+  const guard =
+    shadow && opts.guard
+      ? new MoveGuard({
+          config,
+          urdf,
+          state: twinState(shadow, robot.motors),
+          motors: robot.motors,
+          rate: robot.rate,
+          log: (line) => logger.info(line),
+        })
+      : undefined;
   try {
     await shadow?.open();
+    await guard?.open();
     await robot.start();
   } catch (err) {
+    await guard?.close();
     await shadow?.close();
     await backend.close();
     throw err;
@@ -186,6 +207,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await records.close();
     await primitives.close();
     await robot.stop();
+    await guard?.close();
     await shadow?.close();
     await backend.close();
     throw err;
@@ -206,10 +228,13 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         })
       : undefined;
   const listing: PrimitiveListing = primitives;
-  const profile =
+  const chosen =
     opts.compat === 'pypot'
       ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
       : defaultProfile;
+  const profile = guard
+    ? { ...chosen, policy: { ...chosen.policy, guard: guard.check.bind(guard) } }
+    : chosen;
   const changes = new ChangeCounter();
   const metrics = new RobotMetrics(
     {
@@ -299,6 +324,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         await records.close();
         await primitives.close();
         await robot.stop();
+        await guard?.close();
         await shadow?.close();
         await backend.close();
       })();

@@ -205,3 +205,30 @@ describe('shadow routes without shadow mode', () => {
     }
   });
 });
+
+describe('shadow routes on the real backend without --shadow', function () {
+  this.timeout(60000);
+  it('answer 404 with a tip saying how to turn shadow mode on', async () => {
+    const { emulator, device } = await EmulatorProcess.start(['--robot', 'ergo-jr']);
+    let server: RobotServer | undefined;
+    try {
+      server = await createRobotServer({
+        backend: 'real',
+        robot: 'ergo-jr',
+        real: { serial: device },
+        recordsDir: path.join(tmp, 'no-shadow'),
+      });
+      expect(server.shadow).to.equal(undefined);
+      for (const url of ['/shadow/status.json', '/shadow/events.json']) {
+        const res = await server.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).to.equal(404);
+        const body = JSON.parse(res.body) as { error: string; tip: string };
+        expect(body.error, url).to.equal('shadow mode is off');
+        expect(body.tip, url).to.match(/--backend=real --shadow/);
+      }
+    } finally {
+      await server?.close();
+      await emulator.close();
+    }
+  });
+});

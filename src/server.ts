@@ -42,7 +42,7 @@ import { busRoutes } from './http/routes/bus.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
 import { shadowRoutes } from './http/routes/shadow.ts';
-import { ShadowTwin } from './shadow/twin.ts';
+import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
@@ -277,6 +277,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       cards: has('/sim/cards/list.json'),
     },
     markers: markers && { latest: () => markers.latest().markers },
+    shadow: shadow && { latest: () => shadowForStream(shadow, robot) },
   });
   routes.push(...view.routes);
   const app = buildApp({

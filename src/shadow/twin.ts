@@ -52,8 +52,8 @@ export class ShadowTwin {
   #lastCycleAt: number | undefined;
   #owed = 0;
   #failed = new Set<string>();
-  /** Writes queued since the last cycle report, in order. */
-  #writes: [BusRegister, ReadonlyMap<number, RawValue>][] = [];
+  /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
+  #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
   #closed = false;
   /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
   readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
@@ -88,7 +88,7 @@ export class ShadowTwin {
       }
     }
     this.sim.simulation.setPose(pose);
-    this.#offs.push(real.onWrite((reg, values) => this.#command(reg, values)));
+    this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
     this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
   }
 
@@ -108,9 +108,9 @@ export class ShadowTwin {
     await this.sim.close();
   }
 
-  /** A write queued for the servos: the bus loop sends it at its next cycle, and the twin takes it then too. */
-  #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
-    this.#writes.push([reg, values]);
+  /** A write on its way to the servos: the twin takes it at the cycle that sends it (CycleReport.writes). */
+  #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number): void {
+    this.#writes.push([index, reg, values]);
   }
 
   #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
@@ -145,15 +145,22 @@ export class ShadowTwin {
     this.#lastCycleAt = at;
     this.#owed += Math.max(0, dt);
     const reanchor = this.#owed > MAX_CATCH_UP_S;
-    if (reanchor) this.#owed = 0;
+    if (reanchor) {
+      this.#opts.log(
+        `shadow: the twin was ${this.#owed.toFixed(2)} s behind the robot (a stalled server); ` +
+          'put back on the measured pose',
+      );
+      this.#owed = 0;
+    }
     // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
     const t =
       this.#opts.real.clock.now() - (performance.timeOrigin + performance.now() - report.startedAt) / 1000;
     const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
-    // The writes queued before this cycle began went out in it: the twin runs the time up to the cycle with the
-    // commands before them, then takes them.
-    const writes = this.#writes;
-    this.#writes = [];
+    // The writes this cycle sent (a busy server may have queued them several cycles before the bus process got them):
+    // the twin runs the time up to the cycle with the commands before them, then takes them.
+    let sent = 0;
+    while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
+    const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
     this.#queue = this.#queue
       .then(() => this.#cycle(values, writes, t, reanchor))
       .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`));
@@ -161,7 +168,7 @@ export class ShadowTwin {
 
   async #cycle(
     values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>,
-    writes: readonly [BusRegister, ReadonlyMap<number, RawValue>][],
+    writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
     t: number,
     reanchor: boolean,
   ): Promise<void> {
@@ -234,4 +241,27 @@ export function describeEvent(e: ShadowEvent): string {
     `shadow: ${e.motor} ${e.kind}: real ${round(e.real.position)} deg, ${round(e.real.load)} %, ${twin}; ` +
     `error ${round(error)} deg beyond the band of ${round(e.band)} deg since ${round(e.since, 2)} s`
   );
+}
+
+/** The comparison as the live state stream carries it: per motor of `robot`, in its order, the twin in user degrees. */
+export function shadowForStream(
+  twin: ShadowTwin,
+  robot: { readonly motors: readonly { readonly name: string; toUser(rawDeg: number): number }[] },
+): {
+  twin: (number | null)[];
+  error: (number | null)[];
+  state: string[];
+  events: { motor: string; kind: string; since: number }[];
+} {
+  const byName = new Map(twin.comparator.status().map((c) => [c.motor, c]));
+  const cs = robot.motors.map((m) => byName.get(m.name));
+  return {
+    twin: robot.motors.map((m, i) => {
+      const p = cs[i]?.twin?.position;
+      return p === undefined ? null : round(m.toUser(p), 2);
+    }),
+    error: cs.map((c) => (c?.error == null ? null : round(c.error, 2))),
+    state: cs.map((c) => c?.state ?? 'agree'),
+    events: twin.comparator.active().map((e) => ({ motor: e.motor, kind: e.kind, since: round(e.since, 3) })),
+  };
 }

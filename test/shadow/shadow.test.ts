@@ -82,6 +82,16 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
       expect(m.band, m.motor).to.be.at.least(3);
     }
     expect((await call('GET', '/shadow/events.json?since=abc')).status).to.equal(400);
+    // The live state carries it too, per motor in the description's order, the twin in user degrees (the ghost).
+    const state = (await call('GET', '/stream/state.json')).body as {
+      present: number[];
+      shadow: { twin: number[]; error: number[]; state: string[]; events: unknown[] };
+    };
+    expect(state.shadow.state).to.have.length(6);
+    state.shadow.twin.forEach((deg, i) =>
+      expect(Math.abs(deg - state.present[i]!), `m${i + 1}`).to.be.below(10),
+    );
+    expect(state.shadow.events).to.be.an('array');
   });
 
   it('raises nothing through normal gotos with 5 % of the replies dropped (and reports the margin)', async () => {
@@ -120,7 +130,7 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
     console.log(
       `      largest normal error ${worst.toFixed(2)} deg against a band of ${worstBand.toFixed(2)} deg`,
     );
-    expect(events).to.deep.equal([]);
+    expect(events, logs.join('\n')).to.deep.equal([]);
     expect(worst).to.be.below(worstBand);
   });
 
@@ -200,6 +210,8 @@ describe('shadow routes without shadow mode', () => {
         expect(res.statusCode, url).to.equal(404);
         expect(JSON.parse(res.body).error, url).to.be.a('string');
       }
+      const state = await server.app.inject({ method: 'GET', url: '/stream/state.json' });
+      expect(JSON.parse(state.body).shadow).to.equal(null);
     } finally {
       await server.close();
     }

@@ -14,6 +14,8 @@ import { runDropHoldBench, runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
 import { printVisionRealism, runVisionBench, runVisionRealismBench } from './vision.ts';
+import { runGuardBench } from './guard.ts';
+import { runShadowBench } from './shadow.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
@@ -43,6 +45,25 @@ if (process.argv.includes('vision')) {
 /** `npm run bench -- gotos`: how close a goto with wait ends to its target, per robot. */
 if (process.argv.includes('gotos')) {
   await runGotosBench();
+  process.exit(0);
+}
+/** `npm run bench -- guard`: the guard's prediction time of a 2 s Ergo Jr move (issue 29). */
+if (process.argv.includes('guard')) {
+  const r = await runGuardBench();
+  console.log(
+    `guard: a 2 s Ergo Jr move predicted ${r.runs} times: wall median ${r.timeMs.median.toFixed(1)} ms, p99 ${r.timeMs.p99.toFixed(1)} ms (target <= 100 ms); CPU median ${r.cpuMs.median.toFixed(1)} ms, p99 ${r.cpuMs.p99.toFixed(1)} ms`,
+  );
+  process.exit(0);
+}
+/** `npm run bench -- shadow`: false alarms of shadow mode through everyday gotos (issue 29; the goal is none). */
+if (process.argv.includes('shadow')) {
+  for (const [i, r] of (await runShadowBench(quick ? 1 : 3)).entries()) {
+    const w = r.worst;
+    console.log(
+      `shadow round ${i + 1}: ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
+    );
+    for (const e of r.events) console.log(`  ${e.error}`);
+  }
   process.exit(0);
 }
 const fmt = (n: number, d = 1) => n.toFixed(d);

@@ -21,6 +21,7 @@ export const ROOM_FLOORS = {
   emulator: 6,
   records: 6,
   lab: 6,
+  shadow: 6,
   http: 7,
   ui: 8,
   'server.ts': 9,

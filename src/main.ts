@@ -78,6 +78,14 @@ async function main(argv: string[]): Promise<void> {
     .option('--baud <n>', 'real only: serial baud rate (default: the robot config, 1000000)', parsePositive)
     .option('--loop-hz <n>', 'control (sync) loop rate, Hz', parsePositive, 50)
     .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
+    .option(
+      '--shadow',
+      'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
+    )
+    .option(
+      '--guard',
+      'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
+    )
     .addOption(
       new Option('--on-close <state>', 'real only: servos at shutdown')
         .choices(['compliant', 'hold'])
@@ -153,6 +161,8 @@ async function main(argv: string[]): Promise<void> {
     camera?: string;
     classroom?: string;
     cameraRealism: 'on' | 'off';
+    shadow?: boolean;
+    guard?: boolean;
   }>();
   if (opts.classroom !== undefined && (opts.backend !== 'sim' || opts.speed === 'max')) {
     console.error(
@@ -250,6 +260,8 @@ async function main(argv: string[]): Promise<void> {
       speed: opts.speed,
       recordsDir: opts.recordsDir,
       camera: opts.camera,
+      shadow: opts.shadow,
+      guard: opts.guard,
       real: {
         serial: opts.serial,
         baud: opts.baud,

@@ -41,6 +41,9 @@ import { FfmpegCamera } from './real/camera.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
+import { shadowRoutes } from './http/routes/shadow.ts';
+import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
+import { MoveGuard, twinState } from './shadow/guard.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -82,6 +85,10 @@ export interface ServerOptions {
   readonly scheduler?: WorldScheduler;
   /** Labels on every metric series of this server (a classroom twin's `twin`). */
   readonly metricsLabels?: Readonly<Record<string, string>>;
+  /** Real only: run the physics twin beside the robot and compare them (also the robot config's `shadow`). */
+  readonly shadow?: boolean;
+  /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
+  readonly guard?: boolean;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -102,6 +109,8 @@ export interface RobotServer {
   readonly stream: StateStream;
   /** GET /metrics's registry, and the last request answered. */
   readonly metrics: RobotMetrics;
+  /** The twin beside the real robot (--shadow), when it runs. */
+  readonly shadow: ShadowTwin | undefined;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -144,15 +153,40 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {
   const logger = opts.logger ?? silentLogger;
   const config = await loadRobotConfig(opts.robot);
+  if (opts.guard && !(opts.backend === 'real' && (opts.shadow ?? config.shadow)))
+    throw new ConfigError(
+      '--guard',
+      'the guard predicts moves with the twin: it needs --backend=real --shadow',
+    );
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   const simulation = backend instanceof SimBackend ? backend.simulation : undefined;
+  // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
+  const shadow =
+    backend instanceof RealBackend && (opts.shadow ?? config.shadow)
+      ? new ShadowTwin({ config, urdf, real: backend, log: (line) => logger.warn(line) })
+      : undefined;
+  const guard =
+    shadow && opts.guard
+      ? new MoveGuard({
+          config,
+          urdf,
+          state: twinState(shadow, robot.motors),
+          motors: robot.motors,
+          rate: robot.rate,
+          log: (line) => logger.info(line),
+        })
+      : undefined;
   try {
+    await shadow?.open();
+    await guard?.open();
     await robot.start();
   } catch (err) {
+    await guard?.close();
+    await shadow?.close();
     await backend.close();
     throw err;
   }
@@ -173,6 +207,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await records.close();
     await primitives.close();
     await robot.stop();
+    await guard?.close();
+    await shadow?.close();
     await backend.close();
     throw err;
   }
@@ -192,10 +228,13 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         })
       : undefined;
   const listing: PrimitiveListing = primitives;
-  const profile =
+  const chosen =
     opts.compat === 'pypot'
       ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
       : defaultProfile;
+  const profile = guard
+    ? { ...chosen, policy: { ...chosen.policy, guard: guard.check.bind(guard) } }
+    : chosen;
   const changes = new ChangeCounter();
   const metrics = new RobotMetrics(
     {
@@ -225,6 +264,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
   if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
+  // On the real backend without --shadow the routes answer 404 with a tip; the sim has nothing to shadow.
+  if (backend instanceof RealBackend) routes.push(...shadowRoutes(shadow, 'real'));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,
@@ -236,6 +277,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       cards: has('/sim/cards/list.json'),
     },
     markers: markers && { latest: () => markers.latest().markers },
+    shadow: shadow && { latest: () => shadowForStream(shadow, robot) },
   });
   routes.push(...view.routes);
   const app = buildApp({
@@ -266,6 +308,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     markers,
     stream: view.stream,
     metrics,
+    shadow,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the
@@ -282,6 +325,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         await records.close();
         await primitives.close();
         await robot.stop();
+        await guard?.close();
+        await shadow?.close();
         await backend.close();
       })();
       return closing;

@@ -107,6 +107,8 @@ export const robotConfigSchema = z
     startup: startupSchema.default({ safeCompliant: [], pose: {} }),
     /** How the commands of several running primitives on one register combine (docs/reference/pypot.md 4.6). */
     primitiveCombine: z.enum(['sum', 'mean']).default('mean'),
+    /** Real only: run the physics twin beside the robot (shadow mode), as --shadow does. */
+    shadow: z.boolean().default(false),
   })
   .superRefine((cfg, ctx) => {
     const motorNames = new Set<string>();

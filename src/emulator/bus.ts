@@ -14,8 +14,13 @@ import {
   fromBytes,
 } from '../dynamixel/packet.ts';
 import type { EmulatedServo, ServoRefusal } from './servo.ts';
+import type { PhysicalFaults } from '../sim/physical-faults.ts';
 
-export interface Faults {
+/**
+ * The faults of the line (drop, corrupt, missing, error bits, latency), and of the physical world (block, weak, push:
+ * the twin's physics behind the servos; offset: the servo reports its angle shifted, a slipped horn).
+ */
+export interface Faults extends PhysicalFaults {
   /** Share of replies never sent (0..1). */
   dropRate: number;
   /** Share of replies sent with a broken checksum/CRC (0..1). */
@@ -28,6 +33,11 @@ export interface Faults {
   latencyMs: number;
   /** Ids that ignore sync and bulk reads (an adapter or firmware without them) but answer single reads. */
   nosync: Set<number>;
+  block: ReadonlyMap<number, number>;
+  weak: ReadonlyMap<number, number>;
+  push: ReadonlyMap<number, number>;
+  /** Degrees added to the present position each servo reports, per id. */
+  offset: ReadonlyMap<number, number>;
 }
 
 export const noFaults = (): Faults => ({
@@ -37,6 +47,10 @@ export const noFaults = (): Faults => ({
   errorBits: new Map(),
   latencyMs: 0,
   nosync: new Set(),
+  block: new Map(),
+  weak: new Map(),
+  push: new Map(),
+  offset: new Map(),
 });
 
 /** What the emulator saw, for tests and the benchmark. */
@@ -217,7 +231,7 @@ export class EmulatedBus {
     const none = new Uint8Array(0);
     const unicast = p.id !== BROADCAST_ID;
     const readOne = async (servo: EmulatedServo, address: number, length: number) => {
-      const r = await servo.read(address, length);
+      const r = await servo.read(address, length, this.faults.offset.get(servo.id) ?? 0);
       if (typeof r === 'string') out.push({ servo, error: this.#errorByte(servo, r), params: none });
       else out.push({ servo, error: this.#errorByte(servo), params: r });
     };

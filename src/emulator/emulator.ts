@@ -12,6 +12,7 @@ import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
+import type { PhysicalFaults } from '../sim/physical-faults.ts';
 import { EmulatedBus, type Faults, noFaults } from './bus.ts';
 import { EmulatedServo } from './servo.ts';
 
@@ -91,12 +92,19 @@ export async function emulateBus(
   // Servos' state moves continuously: the physics wakes every millisecond and takes one step at a time, so that a
   // transaction never waits behind a batch of steps (Torso back to back: 65-66 % of the bus limit with 10 ms batches,
   // 69-73 % with these).
-  const sim = new SimBackend({ config, urdf, speed: opts.speed ?? 1, wakeMs: 1 });
+  // The physical faults (block, weak, push) act on the servos' physics; the console may swap the maps at any time.
+  const faults = { ...noFaults(), ...opts.faults };
+  const sim = new SimBackend({
+    config,
+    urdf,
+    speed: opts.speed ?? 1,
+    wakeMs: 1,
+    physicalFaults: (): PhysicalFaults => bus.faults,
+  });
   await sim.open();
   const servos = new Map(
     config.motors.map((m) => [m.id, new EmulatedServo(m.id, modelSpec(m.model), sim.bus, baud)]),
   );
-  const faults = { ...noFaults(), ...opts.faults };
   const bus = new EmulatedBus({ protocol: config.bus.protocol, baud, servos, faults, seed: opts.seed });
   return {
     bus,

@@ -1,8 +1,8 @@
 /**
  * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2,nosync=4]`
  * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
- * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `clear`,
- * `status`), so a class can pull a servo off the bus and put it back without restarting anything. Opt-in: a
+ * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `block=2@30`,
+ * `weak=3:0.4`, `push=4:0.1`, `offset=5:8`, `<kind>=<id>:off`, `clear`, `status`), so a class can pull a servo off the bus and put it back without restarting anything. Opt-in: a
  * program started in the background of a shell is stopped by the terminal when it reads from it.
  */
 import { pathToFileURL } from 'node:url';
@@ -54,13 +54,61 @@ export function parseFaults(text: string): Partial<Faults> {
         }
         break;
       }
+      case 'block':
+      case 'weak':
+      case 'push':
+      case 'offset': {
+        const [sep, lo, hi, unit] = PHYSICAL[key];
+        const map = new Map<number, number>(faults[key] ?? []);
+        for (const entry of value.split('+')) {
+          const at = entry.indexOf(sep);
+          if (at < 0)
+            throw new InvalidArgumentError(
+              `${key}=${entry}: write ${key}=<id>${sep}<${unit}> or ${key}=<id>${sep}off`,
+            );
+          const id = num(entry.slice(0, at), 0, 252);
+          const v = entry.slice(at + 1);
+          map.set(id, v === 'off' ? NaN : num(v, lo, hi));
+        }
+        faults[key] = map;
+        break;
+      }
       default:
         throw new InvalidArgumentError(
-          `unknown fault "${key}" (drop, corrupt, latency, missing, error, nosync)`,
+          `unknown fault "${key}" (drop, corrupt, latency, missing, error, nosync, block, weak, push, offset)`,
         );
     }
   }
   return faults;
+}
+
+/** The physical faults: separator between id and value, the value's range and unit. */
+const PHYSICAL = {
+  block: ['@', -360, 360, 'deg'],
+  weak: [':', 0, 1, 'factor'],
+  push: [':', -20, 20, 'N.m'],
+  offset: [':', -180, 180, 'deg'],
+} as const;
+const PHYSICAL_KEYS = Object.keys(PHYSICAL) as (keyof typeof PHYSICAL)[];
+
+/**
+ * Faults parsed from a list put in force: the line faults it names replace theirs; the physical ones change per id
+ * (`off`, parsed as NaN, takes that id's fault away), the other ids keep theirs.
+ */
+export function applyFaults(into: Faults, parsed: Partial<Faults>): void {
+  const { block, weak, push, offset, ...line } = parsed;
+  Object.assign(into, line);
+  const physical = { block, weak, push, offset };
+  for (const key of PHYSICAL_KEYS) {
+    const changes = physical[key];
+    if (!changes) continue;
+    const next = new Map(into[key]);
+    for (const [id, v] of changes) {
+      if (Number.isNaN(v)) next.delete(id);
+      else next.set(id, v);
+    }
+    into[key] = next;
+  }
 }
 
 /** What `status` prints: the faults in force and the bus's counters. */
@@ -73,6 +121,9 @@ export function describeFaults(bus: EmulatedBus): string {
     `missing=${[...f.missing].join('+') || 'none'}`,
     `error=${[...f.errorBits].map(([id, bits]) => `${id}:0x${bits.toString(16)}`).join('+') || 'none'}`,
     `nosync=${[...f.nosync].join('+') || 'none'}`,
+    ...PHYSICAL_KEYS.map(
+      (key) => `${key}=${[...f[key]].map(([id, v]) => `${id}${PHYSICAL[key][0]}${v}`).join('+') || 'none'}`,
+    ),
   ];
   const s = bus.stats;
   return `faults ${parts.join(',')}; ${s.instructions} instructions, ${s.replies} replies, ${s.dropped} dropped, ${s.corrupted} corrupted`;
@@ -91,7 +142,7 @@ export function applyFaultLine(bus: EmulatedBus, line: string): string {
   }
   if (text === 'status') return describeFaults(bus);
   try {
-    Object.assign(bus.faults, parseFaults(text));
+    applyFaults(bus.faults, parseFaults(text));
     return describeFaults(bus);
   } catch (err) {
     return `error: ${(err as Error).message} (a fault list as --faults takes it, "clear" or "status")`;
@@ -120,13 +171,20 @@ async function main(argv: string[]): Promise<void> {
     })
     .option(
       '--faults <list>',
-      'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...],nosync=<id>[+<id>]',
-      parseFaults,
+      'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...],nosync=<id>[+<id>], ' +
+        'and of the ' +
+        'physical world: block=<id>@<deg> (a stop), weak=<id>:<factor> (torque scaled), push=<id>:<N.m> ' +
+        '(an external torque), offset=<id>:<deg> (the position reported shifted)',
+      (v: string) => {
+        const f = noFaults();
+        applyFaults(f, parseFaults(v));
+        return f;
+      },
     )
     .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)
     .option(
       '--console',
-      'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, clear, status',
+      'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, block=2@30, weak=3:off, clear, status',
     )
     .showHelpAfterError(false)
     .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })

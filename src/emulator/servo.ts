@@ -13,7 +13,7 @@ import {
   encodeBusValue,
   invalidBusValue,
 } from '../dynamixel/control-table.ts';
-import type { BusRegister, ModelSpec } from '../dynamixel/registers.ts';
+import { type BusRegister, type ModelSpec, degToPosition, positionToDeg } from '../dynamixel/registers.ts';
 
 /**
  * A refused access: 'range' for a value out of range, 'access' for a read-only item, an address past the table or
@@ -105,10 +105,16 @@ export class EmulatedServo {
     return (await this.sim.read([this.simId], reg)).get(this.simId) as number;
   }
 
-  async read(address: number, length: number): Promise<Uint8Array | ServoRefusal> {
+  /** Reads the bytes; `offsetDeg` shifts the present position reported (the offset fault: a slipped horn). */
+  async read(address: number, length: number, offsetDeg = 0): Promise<Uint8Array | ServoRefusal> {
     if (length < 1 || address + length > this.table.size) return 'access';
     for (const [reg, layout] of this.#overlapping(address, length)) {
-      const value = (await this.sim.read([this.simId], reg)).get(this.simId)!;
+      let value = (await this.sim.read([this.simId], reg)).get(this.simId)!;
+      if (offsetDeg !== 0 && reg === 'present_position' && typeof value === 'number')
+        value = Math.min(
+          this.spec.positionSteps - 1,
+          Math.max(0, degToPosition(this.spec, positionToDeg(this.spec, value) + offsetDeg)),
+        );
       this.memory.set(encodeBusValue(layout, value), layout.address);
     }
     const moving = this.table.item('moving');

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DECIMAL, MAX_DURATION, parseWait } from '../core/values.ts';
+import { badRequest } from '../core/errors.ts';
 
 /** A finite number: a JSON number or a decimal numeric string ("12.5"; never "0x10"). */
 export const lenientNumber = z
@@ -77,3 +78,14 @@ export const registerValue = z.union([
   z.array(z.union([z.number(), z.array(z.number())])),
   z.array(z.string()).meta({ description: 'the "registers" register: register names' }),
 ]);
+
+/**
+ * `?force=true|false` of the moves the guard checks (absent: false); anything else is a 400. Checked with or without
+ * the guard, so that a client's typo never passes for a forced move.
+ */
+export function forceQuery(query: Readonly<Record<string, string>>): boolean {
+  const v = query.force;
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest(`force=${v} is not a boolean`, 'give ?force=true (skip the guard) or ?force=false');
+}

@@ -78,6 +78,7 @@ class ProcessBus implements MotorBus {
   async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
     checkWrite(this.owner.models, reg, values);
     this.owner.send({ t: 'write', reg, values: [...values] });
+    this.owner.tapWrite(reg, values);
   }
 }
 
@@ -110,6 +111,11 @@ export class RealBackend implements Backend {
   /** Latest value per cached register and motor. */
   readonly #cache = new Map<BusRegister, Map<number, RawValue>>();
   readonly #cycleListeners = new Set<(report: CycleReport) => void>();
+  readonly #writeListeners = new Set<
+    (reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number) => void
+  >();
+  /** Writes sent to the bus process so far: the sync loop reports how many of them went out (CycleReport.writes). */
+  #writesSent = 0;
   /** The Robot's control loop, waiting for the next cycle (or for the news that there will be none). */
   readonly #wakeups = new Set<() => void>();
   #opened: Promise<void> | undefined;
@@ -174,6 +180,23 @@ export class RealBackend implements Backend {
       this.#wakeups.add(wake);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Listens to every write sent to the servos, as it is queued for the next cycle (the shadow twin's tap); returns
+   * the unsubscribe. Listeners must not throw.
+   */
+  onWrite(
+    listener: (reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number) => void,
+  ): () => void {
+    this.#writeListeners.add(listener);
+    return () => this.#writeListeners.delete(listener);
+  }
+
+  /** `index`: this write's place among all sent (1 for the first), as CycleReport.writes counts them. */
+  tapWrite(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
+    const index = ++this.#writesSent;
+    for (const listener of this.#writeListeners) listener(reg, values, index);
   }
 
   /** Listens to every sync-loop cycle (the benchmark's figures); returns the unsubscribe. */

@@ -9,7 +9,12 @@
 import type { Clock } from '../core/clock.ts';
 import { runFixedRate } from '../core/fixed-rate.ts';
 import { controlTable } from '../dynamixel/control-table.ts';
-import { type BusRegister, type RawValue, CYCLE_REGISTERS, slowRegistersDue } from '../dynamixel/registers.ts';
+import {
+  type BusRegister,
+  type RawValue,
+  CYCLE_REGISTERS,
+  slowRegistersDue,
+} from '../dynamixel/registers.ts';
 import type { BusDriver, MotorHealth } from './driver.ts';
 
 /** Transactions done and bytes sent and received on the link. */
@@ -31,6 +36,8 @@ export interface CycleReport {
   /** Every motor's health, when it changed since the last report. */
   readonly health?: MotorHealth[];
   readonly stats: LinkStats;
+  /** Writes sent to the servos since the loop began, in the order they were queued (the shadow twin's clock of them). */
+  readonly writes: number;
 }
 
 type Job =
@@ -63,6 +70,7 @@ export class SyncLoop {
   #loop: Promise<void> | undefined;
   readonly #stop = new AbortController();
   #seq = 0;
+  #writesDone = 0;
   #healthReported = -1;
   /** The last cycle's failure, logged once until the loop recovers. */
   #failure: string | undefined;
@@ -123,10 +131,12 @@ export class SyncLoop {
           const job = this.#jobs.shift()!;
           if (job.kind === 'read') await this.driver.read(job.ids, job.reg).then(job.resolve, job.reject);
           else if (job.kind === 'reboot') await this.driver.reboot(job.id).then(job.resolve, job.reject);
-          else
+          else {
+            this.#writesDone++;
             await this.driver.write(job.reg, job.values).catch((err: unknown) => {
               this.opts.log(`writing ${job.reg} failed: ${(err as Error).message}`);
             });
+          }
         }
       } finally {
         this.#draining = undefined;
@@ -172,6 +182,7 @@ export class SyncLoop {
       values,
       health: this.#healthChanged() ? this.driver.healthSnapshot() : undefined,
       stats: { ...this.driver.link.stats },
+      writes: this.#writesDone,
     });
   }
 }

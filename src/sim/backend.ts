@@ -19,6 +19,7 @@ import { CardTable } from '../scene/cards.ts';
 import type { WorldScheduler } from './scheduler.ts';
 import { RealismError } from '../scene/camera-model.ts';
 import { DEFAULT_ROOM } from '../config/room.ts';
+import { type PhysicalFaults, type Stop, stopTorque, weakened } from './physical-faults.ts';
 
 export type SimSpeed = number | 'max' | 'manual';
 
@@ -42,6 +43,8 @@ export interface SimOptions {
   readonly scheduler?: WorldScheduler;
   /** The camera's lens and sensor model (the config's camera.realism); false: clean frames. Default true. */
   readonly cameraRealism?: boolean;
+  /** Faults of the physical world on the joints (the bus emulator's), read every physics step. */
+  readonly physicalFaults?: () => PhysicalFaults;
 }
 
 const DEG = Math.PI / 180;
@@ -111,6 +114,10 @@ export class SimBackend implements Backend {
   #unschedule: (() => void) | undefined;
   /** Joint angles (rad) the twin started in, by joint name: what reset() goes back to. */
   #startAngles: ReadonlyMap<string, number> = new Map();
+  /** The joints a physical fault put a torque on last step (taken off before the hands and faults put this step's). */
+  readonly #faultJoints = new Set<number>();
+  /** The stops of block faults by motor id, each with the side the joint was on when it appeared. */
+  readonly #stops = new Map<number, Stop>();
   readonly dt: number;
 
   constructor(opts: SimOptions) {
@@ -286,13 +293,16 @@ export class SimBackend implements Backend {
     const world = this.#world!;
     const dt = this.dt;
     const t = this.clock.now();
+    for (const joint of this.#faultJoints) world.setExternalTorque(joint, 0);
+    this.#faultJoints.clear();
     this.#hands.apply(t);
+    const faults = this.#opts.physicalFaults?.();
+    if (faults) this.#faultTorques(faults);
     for (const { servo, joint } of this.#drive) {
       const load = world.load(joint);
-      world.drive(
-        joint,
-        servo.step(dt, world.angle(joint), world.velocity(joint), load.torque, load.inertia),
-      );
+      const cmd = servo.step(dt, world.angle(joint), world.velocity(joint), load.torque, load.inertia);
+      const weak = faults?.weak.get(servo.id);
+      world.drive(joint, weak === undefined ? cmd : weakened(cmd, weak));
     }
     world.step();
     this.#stepWall += (performance.now() - started) / 1000;
@@ -384,5 +394,27 @@ export class SimBackend implements Backend {
     this.#hands.release((id) => rawDeg.has(id));
     world.setAngles(angles);
     for (const { servo, joint } of this.#drive) if (rawDeg.has(servo.id)) servo.placeAt(world.angle(joint));
+  }
+
+  /** Adds the push and stop torques of the physical faults to this step's external torques (a hand's included). */
+  #faultTorques(faults: PhysicalFaults): void {
+    const world = this.#world!;
+    for (const id of this.#stops.keys()) if (!faults.block.has(id)) this.#stops.delete(id);
+    for (const { servo, joint } of this.#drive) {
+      let torque = faults.push.get(servo.id) ?? 0;
+      const blockDeg = faults.block.get(servo.id);
+      if (blockDeg !== undefined) {
+        const q = world.angle(joint);
+        let stop = this.#stops.get(servo.id);
+        if (stop?.at !== blockDeg * DEG) {
+          stop = { at: blockDeg * DEG, side: q >= blockDeg * DEG ? 1 : -1 };
+          this.#stops.set(servo.id, stop);
+        }
+        torque += stopTorque(stop, q, world.velocity(joint), world.load(joint).inertia, this.dt);
+      }
+      if (torque === 0) continue;
+      world.setExternalTorque(joint, world.externalTorque(joint) + torque);
+      this.#faultJoints.add(joint);
+    }
   }
 }

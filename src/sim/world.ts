@@ -217,6 +217,11 @@ export class PhysicsWorld {
   }
 
   /** An external torque (N.m) about joint i's axis, applied each step until changed (a hand pushing). */
+  /** The external torque on joint `i` this step (N.m: a hand's, a fault's). */
+  externalTorque(i: number): number {
+    return this.#joints[i]!.externalTorque;
+  }
+
   setExternalTorque(i: number, torque: number): void {
     const j = this.#joints[i]!;
     j.externalTorque = torque;

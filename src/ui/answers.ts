@@ -94,4 +94,13 @@ export const stateAnswer = z.object({
     )
     .nullable()
     .meta({ description: 'markers the camera sees (pixels); null when the robot has no detector' }),
+  shadow: z
+    .object({
+      twin: perMotor("the twin's positions, user degrees (the view's ghost)", z.number().nullable()),
+      error: perMotor('real - twin position, degrees; null without both', z.number().nullable()),
+      state: perMotor('agree, diverging, compliant, or the kind of the active event', z.string()),
+      events: z.array(z.object({ motor: z.string(), kind: z.string(), since: z.number() })),
+    })
+    .nullable()
+    .meta({ description: 'shadow mode (real backend, --shadow): the twin beside the robot; null otherwise' }),
 });

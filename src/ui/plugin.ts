@@ -18,7 +18,13 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { robotDescriptionAnswer, sceneAnswer, stateAnswer } from './answers.ts';
 import { BROWSER_DIR, BrowserBundle } from './bundle.ts';
 import { MAX_RATE, type RobotDescription } from './protocol.ts';
-import { type MarkerProvider, describeRobot, robotState, sceneDescription } from './state.ts';
+import {
+  type MarkerProvider,
+  type ShadowProvider,
+  describeRobot,
+  robotState,
+  sceneDescription,
+} from './state.ts';
 import { StateStream, parseRate, type StreamOptions } from './stream.ts';
 
 export interface UiOptions {
@@ -32,6 +38,8 @@ export interface UiOptions {
   readonly features: RobotDescription['features'];
   /** Detected markers, when a detector runs; without one the state's `markers` is null. */
   readonly markers?: MarkerProvider;
+  /** Shadow mode's comparison; without it the state's `shadow` is null. */
+  readonly shadow?: ShadowProvider;
   readonly stream?: StreamOptions;
 }
 
@@ -49,13 +57,13 @@ const DEFAULT_RATE = 20;
 const STREAM_PATH = '/stream/state';
 
 export async function createWebView(opts: UiOptions): Promise<WebView> {
-  const { robot, primitives, markers } = opts;
+  const { robot, primitives, markers, shadow } = opts;
   const description = describeRobot(robot, opts.chains, opts.features);
   const hello = JSON.stringify(description);
   const stream = new StateStream(
     {
       version: () => robot.ticks,
-      encode: (seq) => JSON.stringify(robotState(seq, robot, primitives, markers)),
+      encode: (seq) => JSON.stringify(robotState(seq, robot, primitives, markers, shadow)),
     },
     opts.stream,
   );
@@ -141,7 +149,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       path: `${STREAM_PATH}.json`,
       answer: stateAnswer,
       summary: 'the live state once (positions, compliance, running primitives, records, markers)',
-      handler: () => robotState(0, robot, primitives, markers),
+      handler: () => robotState(0, robot, primitives, markers, shadow),
     },
   ];
   return {

@@ -73,6 +73,18 @@ export interface RobotState {
   readonly records: { readonly recording: string[]; readonly playing: string[] };
   /** Markers the camera sees; null when the robot has no detector. */
   readonly markers: readonly StreamMarker[] | null;
+  /** Shadow mode's comparison (README "The twin beside the robot"); null without it. */
+  readonly shadow: StreamShadow | null;
+}
+
+/** The twin beside the real robot, per motor in the order of the description's motors. */
+export interface StreamShadow {
+  /** The twin's positions, user degrees (null: no reading yet). */
+  readonly twin: (number | null)[];
+  /** Real - twin, degrees. */
+  readonly error: (number | null)[];
+  readonly state: string[];
+  readonly events: readonly { readonly motor: string; readonly kind: string; readonly since: number }[];
 }
 
 export const MAX_RATE = 50;

@@ -14,9 +14,15 @@ import {
   type SceneDescription,
   type SceneLink,
   type StreamMarker,
+  type StreamShadow,
 } from './protocol.ts';
 
-export type { StreamMarker };
+export type { StreamMarker, StreamShadow };
+
+/** Shadow mode's comparison, when the twin runs beside a real robot. */
+export interface ShadowProvider {
+  latest(): StreamShadow;
+}
 
 /** Detected markers, when the robot has a detector: the latest detection, cheap to read (no work per call). */
 export interface MarkerProvider {
@@ -57,6 +63,7 @@ export function robotState(
   robot: Robot,
   primitives: PrimitiveManager,
   markers: MarkerProvider | undefined,
+  shadow?: ShadowProvider,
 ): RobotState {
   const running: string[] = [];
   const paused: string[] = [];
@@ -84,6 +91,7 @@ export function robotState(
     primitives: { running, paused },
     records: { recording, playing },
     markers: markers ? markers.latest() : null,
+    shadow: shadow ? shadow.latest() : null,
   };
 }
 

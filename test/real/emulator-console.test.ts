@@ -29,3 +29,39 @@ describe('emulator fault console lines', () => {
     expect(b.faults.latencyMs).to.equal(2);
   });
 });
+
+describe('emulator physical fault lines', () => {
+  const bus = () => new EmulatedBus({ protocol: 2, baud: 1_000_000, servos: new Map(), faults: noFaults() });
+
+  it('block, weak, push and offset change per id; <id>:off takes one away; clear takes all', () => {
+    const b = bus();
+    expect(applyFaultLine(b, 'block=2@30,weak=3:0.4')).to.match(
+      /block=2@30,weak=3:0.4,push=none,offset=none/,
+    );
+    expect(applyFaultLine(b, 'block=4@-10+5@12.5,push=6:-0.2,offset=1:8')).to.match(
+      /block=2@30\+4@-10\+5@12.5,weak=3:0.4,push=6:-0.2,offset=1:8/,
+    );
+    expect(applyFaultLine(b, 'block=4@off,weak=3:off')).to.match(/block=2@30\+5@12.5,weak=none,/);
+    expect([...b.faults.block.keys()]).to.deep.equal([2, 5]);
+    applyFaultLine(b, 'clear');
+    expect(b.faults.block.size + b.faults.weak.size + b.faults.push.size + b.faults.offset.size).to.equal(0);
+  });
+
+  it('a malformed physical fault says why and changes nothing, even the parts of the line before it', () => {
+    const b = bus();
+    applyFaultLine(b, 'block=2@30');
+    for (const [text, why] of [
+      ['weak=3:1.5', /weak=1.5: must be a number from 0 to 1/],
+      ['block=3:30', /block=3:30: write block=<id>@<deg> or block=<id>@off/],
+      ['push=1:0.1,offset=x:3', /offset=x: must be a number/],
+      ['offset=1:400', /must be a number from -180 to 180/],
+      ['block=300@10', /must be a number from 0 to 252/],
+    ] as const) {
+      expect(applyFaultLine(b, text), text)
+        .to.match(/^error: /)
+        .and.to.match(why);
+    }
+    expect([...b.faults.block]).to.deep.equal([[2, 30]]);
+    expect(b.faults.push.size + b.faults.weak.size + b.faults.offset.size).to.equal(0);
+  });
+});

@@ -182,6 +182,7 @@ describe('sync loop reports: at most one every few milliseconds, nothing read lo
     values,
     health,
     stats: { transactions: seq, sent: 0, received: 0 },
+    writes: 0,
   });
 
   it('sends the first at once, merges those that come within the interval, and sends the merge when it ends', async () => {

@@ -9,7 +9,8 @@ import { schemaFailure } from '../errors.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { objectBody } from '../body.ts';
 import { route, type RouteSpec } from '../route.ts';
-import { duration, lenientNumber, triple, wait } from '../schema.ts';
+import { duration, forceQuery, lenientNumber, triple, wait } from '../schema.ts';
+import { GUARD_NOTE } from './motors.ts';
 
 const GOTO_TIP =
   'send {"xyz": "0.1,-0.15,0.12", "duration": 2, "wait": true}; optional "rot": "a,b,c" (X axis of the end) or "rpy": "r,p,y" (radians)';
@@ -77,7 +78,8 @@ export function ikRoutes(
       path: '/ik/:chain/goto.json',
       summary: 'move a chain to a cartesian position (and orientation) over a duration',
       description:
-        'The answer is the pose the chain is commanded to reach; an unreachable target goes to the closest reachable pose.',
+        'The answer is the pose the chain is commanded to reach; an unreachable target goes to the closest reachable pose. ' +
+        GUARD_NOTE,
       body: gotoBody,
       tip: GOTO_TIP,
       answer: poseSchema,
@@ -85,7 +87,8 @@ export function ikRoutes(
         body: { xyz: '0.1,-0.15,0.12', duration: 2, wait: true },
         answer: { xyz: '0.1,-0.15,0.12', rot: '0.3162,-0.9487,0.0' },
       },
-      handler: async ({ params, body, clientGone }) => {
+      handler: async ({ params, body, query, clientGone }) => {
+        forceQuery(query);
         const chain = chainOf(params.chain);
         const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
         if (body.rpy) target.rotation = rpyMatrix(body.rpy[0]!, body.rpy[1]!, body.rpy[2]!);
@@ -95,6 +98,11 @@ export function ikRoutes(
         chain.motors.forEach((name, i) => {
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
         });
+        await policy.guard?.(
+          new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)])),
+          body.duration,
+          forceQuery(query),
+        );
         const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
         const outcome = body.wait ? await robot.waitFor(done, clientGone) : undefined;
         return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };

@@ -6,10 +6,15 @@ import type { Robot } from '../../robot/robot.ts';
 import { bareValue } from '../body.ts';
 import type { MotionPolicy } from '../profile.ts';
 import { route, type RouteSpec } from '../route.ts';
-import { anyValue, duration, lenientNumber, registerValue, wait } from '../schema.ts';
+import { anyValue, duration, forceQuery, lenientNumber, registerValue, wait } from '../schema.ts';
 
 const GOTO_TIP = 'send {"position": 30, "duration": 1.5, "wait": false}';
 const MULTI_GOTO_TIP = 'send {"motors": ["m1", "m2"], "positions": [10, -20], "duration": 2, "wait": false}';
+
+/** The guard's word in the goto routes' OpenAPI descriptions. */
+export const GUARD_NOTE =
+  'With --guard (real backend, --shadow) the move is predicted first and refused with 409 if it would hit the ' +
+  'table or the robot itself; ?force=true skips the guard (logged), ?force= other than true/false is a 400.';
 
 const gotoBody = z.object({
   position: lenientNumber.meta({
@@ -56,13 +61,19 @@ async function startGoto(
   seconds: number,
   waiting: boolean,
   clientGone: AbortSignal | undefined,
+  force: boolean,
 ) {
+  await policy.guard?.(clampAll(targets), seconds, force);
   const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
   const outcome = waiting ? await robot.waitFor(done, clientGone) : undefined;
   const motors: Record<string, number> = {};
   for (const [m, t] of clamped) motors[m.name] = t;
   return { motors, duration: seconds, waiting, ...(outcome && { cancelled: outcome.cancelled }) };
 }
+
+/** The targets clamped into their motors' limits, as the goto will take them. */
+const clampAll = (targets: ReadonlyMap<Motor, number>) =>
+  new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)]));
 
 export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
   const names = robot.motors.map((m) => m.name);
@@ -147,6 +158,7 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
       method: 'POST',
       path: '/motors/:motor/goto.json',
       summary: 'move one motor to a position over a duration (minimum jerk)',
+      description: GUARD_NOTE,
       body: gotoBody,
       tip: GOTO_TIP,
       answer: gotoAnswer,
@@ -154,15 +166,25 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { position: 30, duration: 1.5, wait: true },
         answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
       },
-      handler: async ({ params, body, clientGone }) => {
+      handler: async ({ params, body, query, clientGone }) => {
         const m = robot.motor(params.motor);
-        return startGoto(robot, policy, new Map([[m, body.position]]), body.duration, body.wait, clientGone);
+        const force = forceQuery(query);
+        return startGoto(
+          robot,
+          policy,
+          new Map([[m, body.position]]),
+          body.duration,
+          body.wait,
+          clientGone,
+          force,
+        );
       },
     }),
     route({
       method: 'POST',
       path: '/motors/goto.json',
       summary: 'move several motors to positions over a duration (nothing moves if one is wrong)',
+      description: GUARD_NOTE,
       body: multiGotoBody,
       tip: MULTI_GOTO_TIP,
       answer: gotoAnswer,
@@ -170,14 +192,15 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { motors: ['m1', 'm2'], positions: [10, -20], duration: 2, wait: false },
         answer: { motors: { m1: 10, m2: -20 }, duration: 2, waiting: false },
       },
-      handler: async ({ body, clientGone }) => {
+      handler: async ({ body, query, clientGone }) => {
+        const force = forceQuery(query);
         const targets = new Map<Motor, number>();
         body.motors.forEach((name, i) => {
           const m = robot.motor(name);
           if (targets.has(m)) throw badRequest(`motor "${name}" is listed twice`, MULTI_GOTO_TIP);
           targets.set(m, body.positions[i]!);
         });
-        return startGoto(robot, policy, targets, body.duration, body.wait, clientGone);
+        return startGoto(robot, policy, targets, body.duration, body.wait, clientGone, force);
       },
     }),
   ];

@@ -1,0 +1,80 @@
+/** Shadow mode's routes (README "The twin beside the robot"): the twin's comparison with the real robot. */
+import { z } from 'zod';
+import { badRequest, notFound } from '../../core/errors.ts';
+import { route, type RouteSpec } from '../route.ts';
+import type { ShadowTwin } from '../../shadow/twin.ts';
+
+const reading = z
+  .object({
+    position: z.number().meta({ description: 'degrees, the servo frame' }),
+    speed: z.number().meta({ description: 'degrees per second' }),
+    load: z.number().meta({ description: '% of the torque available, signed' }),
+  })
+  .nullable();
+const kind = z.enum(['blocked', 'pushed', 'weak', 'offset', 'offline']);
+const event = z.object({
+  motor: z.string(),
+  kind,
+  since: z.number().meta({ description: 'when the divergence began, seconds since the server started' }),
+  until: z.number().nullable().meta({ description: 'when it cleared; null while active' }),
+  real: reading,
+  twin: reading,
+  band: z.number().meta({ description: 'the position band (degrees) when it was raised' }),
+});
+const statusAnswer = z.object({
+  time: z.number().meta({ description: 'seconds since the server started' }),
+  motors: z.array(
+    z.object({
+      motor: z.string(),
+      real: reading,
+      twin: reading,
+      error: z.number().nullable().meta({ description: 'real - twin position, degrees' }),
+      band: z.number().meta({ description: 'the position band now: dead band + lag behind a moving goal' }),
+      state: z.enum(['agree', 'diverging', 'compliant', ...kind.options]),
+    }),
+  ),
+  events: z.array(event).meta({ description: 'the active events' }),
+});
+
+const TIP_OFF =
+  'start the server with --backend=real --shadow (or "shadow": true in the robot config) to run the twin beside the robot';
+const TIP_SIM = 'shadow mode runs a twin beside a real robot; on --backend=sim the robot is the twin';
+
+/** `shadow` undefined: the routes answer 404 with a tip saying why (`backend` tells which tip). */
+export function shadowRoutes(shadow: ShadowTwin | undefined, backend: 'sim' | 'real'): RouteSpec[] {
+  const need = (): ShadowTwin => {
+    if (shadow) return shadow;
+    throw notFound('shadow mode is off', backend === 'sim' ? TIP_SIM : TIP_OFF);
+  };
+  return [
+    route({
+      method: 'GET',
+      path: '/shadow/status.json',
+      summary: 'shadow mode: per motor the real and twin readings, their difference, the band and the state',
+      beyondV4: true,
+      answer: statusAnswer,
+      handler: () => need().status(),
+    }),
+    route({
+      method: 'GET',
+      path: '/shadow/events.json',
+      summary:
+        'shadow mode: divergence events raised or cleared after ?since=<seconds> (bounded, newest last)',
+      beyondV4: true,
+      answer: z.object({ time: z.number(), events: z.array(event) }),
+      handler: ({ query }) => {
+        const twin = need();
+        let since = -Infinity;
+        if (query.since !== undefined) {
+          since = Number(query.since);
+          if (query.since.trim() === '' || !Number.isFinite(since))
+            throw badRequest(
+              `since=${query.since} is not a number`,
+              'give the time (seconds, as in "time" of an earlier answer) after which events are wanted',
+            );
+        }
+        return { time: twin.status().time, events: twin.comparator.events(since) };
+      },
+    }),
+  ];
+}

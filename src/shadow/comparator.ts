@@ -1,0 +1,225 @@
+/**
+ * The divergence comparator: per motor, the real servo's readings against the twin's, within a band the servo model
+ * explains (docs/reference/servo-models.md): a dead band (the encoder's count, the gearbox's stiction and the P
+ * loop's droop under load), the lag of a joint behind a moving goal (the twin sees a command up to a cycle before the
+ * servo does), and the noise of the load reading. A difference beyond the band for longer than HOLD_S raises a typed
+ * event; back within it for CLEAR_HOLD_S, the event clears. Pure: time comes in with each update.
+ */
+
+export type DivergenceKind = 'blocked' | 'pushed' | 'weak' | 'offset' | 'offline';
+
+/** One motor's state, raw frame: degrees, degrees per second, load in % of the torque available (signed). */
+export interface Reading {
+  readonly position: number;
+  readonly speed: number;
+  readonly load: number;
+}
+
+export interface ShadowEvent {
+  readonly motor: string;
+  readonly kind: DivergenceKind;
+  /** When the event was raised (the onset of the divergence), seconds on the backend's clock. */
+  readonly since: number;
+  /** When it cleared; null while active. */
+  until: number | null;
+  /** The readings when it was raised (real is null when offline). */
+  readonly real: Reading | null;
+  readonly twin: Reading;
+  /** The position band (degrees) at that moment. */
+  readonly band: number;
+}
+
+export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | DivergenceKind;
+
+export interface MotorComparison {
+  readonly motor: string;
+  readonly real: Reading | null;
+  readonly twin: Reading | null;
+  /** real - twin position, degrees (null without both). */
+  readonly error: number | null;
+  readonly band: number;
+  readonly state: MotorShadowState;
+}
+
+/**
+ * The band's figures. DEAD_BAND_DEG: an XL-320 count is 0.29 degree, its stiction holds a joint a few counts off
+ * where the twin's settles, and the P loop's droop under a changing load differs by as much again. LAG_S: a command
+ * reaches the twin when it is queued and the servo at the next cycle (20 ms at 50 Hz), and a reading is taken up to a
+ * cycle later again; with a margin for replies dropped on the bus, 3 cycles of the faster of the two joints' speeds.
+ * The speed is held with a decay of SPEED_DECAY_S, since a joint stopping after a move settles for a while.
+ */
+export const BAND = {
+  DEAD_BAND_DEG: 3,
+  LAG_S: 0.06,
+  SPEED_DECAY_S: 0.3,
+  /** Load readings (%) within this of each other agree (the reading's noise and the twin's friction model). */
+  LOAD_BAND: 15,
+  /** Below this speed (deg/s) a joint is still. */
+  STILL_DEG_S: 4,
+  /** A difference must last this long to raise an event, and an absence of readings too (s). */
+  HOLD_S: 0.3,
+  /** Back within the band this long clears the event (s). */
+  CLEAR_HOLD_S: 0.2,
+  /** The twin counts as moving at an onset if it moved within this long before it (s). */
+  MOVED_WITHIN_S: 0.5,
+} as const;
+
+interface MotorTrack {
+  speedEnvelope: number;
+  lastT: number;
+  /** When the twin last moved (s). */
+  twinMovedAt: number;
+  /** When the difference went beyond the band (s), and whether the twin was moving then. */
+  overSince: number | undefined;
+  twinMovingAtOnset: boolean;
+  inBandSince: number | undefined;
+  offlineSince: number | undefined;
+  event: ShadowEvent | undefined;
+  last: MotorComparison;
+}
+
+export interface ComparatorOptions {
+  readonly motors: readonly string[];
+  /** Bounded history: the oldest events are dropped beyond this many. */
+  readonly historySize?: number;
+  /** Called once per event raised and once per event cleared. */
+  readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared') => void;
+}
+
+export class Comparator {
+  readonly #tracks = new Map<string, MotorTrack>();
+  readonly #history: ShadowEvent[] = [];
+  readonly #historySize: number;
+
+  constructor(private readonly opts: ComparatorOptions) {
+    this.#historySize = opts.historySize ?? 500;
+    for (const motor of opts.motors)
+      this.#tracks.set(motor, {
+        speedEnvelope: 0,
+        lastT: NaN,
+        twinMovedAt: -Infinity,
+        overSince: undefined,
+        twinMovingAtOnset: false,
+        inBandSince: undefined,
+        offlineSince: undefined,
+        event: undefined,
+        last: { motor, real: null, twin: null, error: null, band: BAND.DEAD_BAND_DEG, state: 'agree' },
+      });
+  }
+
+  /**
+   * One comparison at time `t` (s): `real` undefined when the motor gave no reading this cycle, `online` false when
+   * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare.
+   */
+  update(
+    t: number,
+    motor: string,
+    real: Reading | undefined,
+    online: boolean,
+    twin: Reading,
+    compliant: boolean,
+  ): MotorComparison {
+    const k = this.#tracks.get(motor)!;
+    const dt = Number.isNaN(k.lastT) ? 0 : Math.max(0, t - k.lastT);
+    k.lastT = t;
+    const speed = Math.max(Math.abs(twin.speed), Math.abs(real?.speed ?? 0));
+    k.speedEnvelope = Math.max(speed, k.speedEnvelope * Math.exp(-dt / BAND.SPEED_DECAY_S));
+    if (Math.abs(twin.speed) > BAND.STILL_DEG_S) k.twinMovedAt = t;
+    const band = BAND.DEAD_BAND_DEG + BAND.LAG_S * k.speedEnvelope;
+    if (!online) {
+      k.overSince = undefined;
+      k.offlineSince ??= t;
+      if (k.event && k.event.kind !== 'offline') this.#clear(k, t);
+      if (!k.event && t - k.offlineSince >= BAND.HOLD_S)
+        this.#raise(k, {
+          motor,
+          kind: 'offline',
+          since: k.offlineSince,
+          until: null,
+          real: null,
+          twin,
+          band,
+        });
+      return (k.last = {
+        motor,
+        real: null,
+        twin,
+        error: null,
+        band,
+        state: k.event ? k.event.kind : 'diverging',
+      });
+    }
+    k.offlineSince = undefined;
+    if (k.event?.kind === 'offline') this.#clear(k, t);
+    if (!real) return (k.last = { ...k.last, twin, band });
+    const error = real.position - twin.position;
+    if (compliant) {
+      k.overSince = undefined;
+      if (k.event) this.#clear(k, t);
+      return (k.last = { motor, real, twin, error, band, state: 'compliant' });
+    }
+    if (Math.abs(error) > band) {
+      k.inBandSince = undefined;
+      if (k.overSince === undefined) {
+        k.overSince = t;
+        k.twinMovingAtOnset = t - k.twinMovedAt <= BAND.MOVED_WITHIN_S;
+      }
+      if (!k.event && t - k.overSince >= BAND.HOLD_S) {
+        const kind = classify(real, twin, k.twinMovingAtOnset);
+        this.#raise(k, { motor, kind, since: k.overSince, until: null, real, twin, band });
+      }
+    } else {
+      k.overSince = undefined;
+      k.inBandSince ??= t;
+      if (k.event && t - k.inBandSince >= BAND.CLEAR_HOLD_S) this.#clear(k, t);
+    }
+    const state: MotorShadowState = k.event
+      ? k.event.kind
+      : k.overSince !== undefined
+        ? 'diverging'
+        : 'agree';
+    return (k.last = { motor, real, twin, error, band, state });
+  }
+
+  /** The latest comparison of every motor. */
+  status(): MotorComparison[] {
+    return [...this.#tracks.values()].map((k) => k.last);
+  }
+
+  active(): ShadowEvent[] {
+    return [...this.#tracks.values()].flatMap((k) => (k.event ? [k.event] : []));
+  }
+
+  /** Events raised or cleared after `since` (s), oldest first. */
+  events(since = -Infinity): ShadowEvent[] {
+    return this.#history.filter((e) => e.since > since || (e.until !== null && e.until > since));
+  }
+
+  #raise(k: MotorTrack, event: ShadowEvent): void {
+    k.event = event;
+    this.#history.push(event);
+    if (this.#history.length > this.#historySize) this.#history.shift();
+    this.opts.onEvent?.(event, 'raised');
+  }
+
+  #clear(k: MotorTrack, t: number): void {
+    const event = k.event!;
+    event.until = t;
+    k.event = undefined;
+    k.inBandSince = undefined;
+    this.opts.onEvent?.(event, 'cleared');
+  }
+}
+
+/**
+ * What a lasting difference is: the real joint following the twin at a steady shift with the same load is an offset
+ * (calibration, a slipped horn); one that diverged while the twin moved is blocked if it stands still, weak if it
+ * moves, too slowly; one that diverged while the twin held still was pushed from outside.
+ */
+export function classify(real: Reading, twin: Reading, twinMovingAtOnset: boolean): DivergenceKind {
+  const loadsAgree = Math.abs(real.load - twin.load) <= BAND.LOAD_BAND;
+  const together = Math.abs(real.speed - twin.speed) <= BAND.STILL_DEG_S;
+  if (loadsAgree && together) return 'offset';
+  if (twinMovingAtOnset) return Math.abs(real.speed) <= BAND.STILL_DEG_S ? 'blocked' : 'weak';
+  return 'pushed';
+}

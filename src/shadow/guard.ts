@@ -1,0 +1,207 @@
+/**
+ * The guard (`--guard`, with `--shadow`): before a move starts on the real robot, a scratch physics world predicts
+ * it from the measured state, as fast as it can run, and a move whose prediction brings two links, or a link and the
+ * table, into a contact that was not there at its start (pressing: the solver keeps them a fraction of a millimetre
+ * apart, so any impulse counts) is refused (409) before anything is sent to the servos.
+ * The servos' registers (torque, speed, limits, gains) are the twin's, which takes every write the real ones take.
+ */
+import type { RobotConfig } from '../config/robot-config.ts';
+import { conflict } from '../core/errors.ts';
+import type { Motor } from '../robot/motor.ts';
+import { minimumJerk } from '../robot/trajectory.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import { type BusRegister, degToPosition } from '../dynamixel/registers.ts';
+import { SimBackend } from '../sim/backend.ts';
+import type { MotorBus } from '../core/backend.ts';
+import type { ShadowTwin } from './twin.ts';
+
+/** The registers the scratch world takes from the twin before each prediction. */
+const COPIED: readonly BusRegister[] = [
+  'torque_enable',
+  'moving_speed',
+  'torque_limit',
+  'pid',
+  'compliance_margin',
+  'compliance_slope',
+  'goal_position',
+];
+/** The prediction runs on past the move's end this long (s): a joint still settling may yet touch. */
+const SETTLE_S = 0.2;
+
+export interface PredictedContact {
+  /** The two links (or a link and "table"). */
+  readonly links: readonly [string, string];
+  /** Seconds after the move's start. */
+  readonly time: number;
+  readonly depthM: number;
+  /** Every motor's position then, degrees (user frame). */
+  readonly positions: Readonly<Record<string, number>>;
+}
+
+export interface Prediction {
+  readonly contact: PredictedContact | undefined;
+  /** Wall time the prediction took, ms (the bench's figure), and the CPU time of this thread meanwhile. */
+  readonly wallMs: number;
+  readonly cpuMs: number;
+}
+
+export interface GuardOptions {
+  readonly config: RobotConfig;
+  readonly urdf: UrdfRobot;
+  /** Where the measured pose and the servos' registers come from (twinState: the shadow twin's). */
+  readonly state: GuardState;
+  readonly motors: readonly Motor[];
+  /** The control loop's rate (Hz): the goals are written at its ticks, as the Robot does. */
+  readonly rate: number;
+  readonly log: (line: string) => void;
+}
+
+/** The state a prediction starts from. */
+export interface GuardState {
+  /** The measured angles, raw degrees by motor id. */
+  pose(): ReadonlyMap<number, number>;
+  /** The servos' registers as the real ones hold them. */
+  readonly registers: MotorBus;
+}
+
+/** The shadow twin's view: the last measured angle of each motor (the twin's where none), its servos' registers. */
+export function twinState(twin: ShadowTwin, motors: readonly Motor[]): GuardState {
+  return {
+    registers: twin.sim.bus,
+    pose() {
+      const readings = new Map(twin.comparator.status().map((c) => [c.motor, c]));
+      const pose = new Map<number, number>();
+      for (const m of motors) {
+        const c = readings.get(m.name);
+        const deg = c?.real?.position ?? c?.twin?.position;
+        if (deg !== undefined) pose.set(m.id, deg);
+      }
+      return pose;
+    },
+  };
+}
+
+const round = (v: number, digits: number) => Number(v.toFixed(digits));
+const pairKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+export class MoveGuard {
+  readonly #opts: GuardOptions;
+  readonly #scratch: SimBackend;
+  #opened: Promise<void> | undefined;
+  /** One prediction at a time: they share the scratch world. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: GuardOptions) {
+    this.#opts = opts;
+    this.#scratch = new SimBackend({ config: opts.config, urdf: opts.urdf, speed: 'manual' });
+  }
+
+  open(): Promise<void> {
+    return (this.#opened ??= this.#scratch.open());
+  }
+
+  async close(): Promise<void> {
+    await this.#queue.catch(() => {});
+    await this.#scratch.close();
+  }
+
+  /**
+   * Predicts minimum-jerk moves of `targets` (user degrees, already clamped) over `duration` s from the measured
+   * pose, the other motors holding their goals.
+   */
+  predict(targets: ReadonlyMap<Motor, number>, duration: number): Promise<Prediction> {
+    const run = this.#queue.then(() => this.#predict(targets, duration));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Refuses (409) a move whose prediction collides; `force` skips the prediction, which the log says. Resolves when
+   * the move may start.
+   */
+  async check(targets: ReadonlyMap<Motor, number>, duration: number, force: boolean): Promise<void> {
+    const what = [...targets].map(([m, to]) => `${m.name} -> ${round(to, 1)}`).join(', ');
+    if (force) {
+      this.#opts.log(`guard: skipped (?force=true) for ${what} over ${duration} s`);
+      return;
+    }
+    const { contact } = await this.predict(targets, duration);
+    if (!contact) return;
+    const [a, b] = contact.links;
+    const where = Object.entries(contact.positions)
+      .map(([name, deg]) => `${name} ${deg}`)
+      .join(', ');
+    throw conflict(
+      `the guard predicts ${a} touching ${b} ${contact.time} s into this move`,
+      'choose targets clear of the table and of the robot itself (POST .../goto.json?force=true moves anyway)',
+      `${what} over ${duration} s; contact of ${a} and ${b} at ${contact.time} s, ` +
+        `${round(contact.depthM * 1000, 1)} mm deep, the motors then at (degrees) ${where}`,
+    );
+  }
+
+  async #predict(targets: ReadonlyMap<Motor, number>, duration: number): Promise<Prediction> {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    await this.open();
+    const sim = this.#scratch;
+    const { state, motors, rate } = this.#opts;
+    const ids = motors.map((m) => m.id);
+    const measured = state.pose();
+    sim.simulation.setPose(measured);
+    for (const reg of COPIED) {
+      try {
+        await sim.bus.write(reg, await state.registers.read(ids, reg));
+      } catch {
+        // A register this robot's servos lack (pid on the AX-12): the model's default stays.
+      }
+    }
+    // The contacts of the measured pose (a step finds them: the arm resting on the base, the base on the table) are
+    // not the move's.
+    await sim.advance(sim.dt);
+    const t0 = sim.clock.now();
+    const before = new Set(sim.simulation.contacts().map((c) => pairKey(c.a, c.b)));
+    const from = new Map([...targets.keys()].map((m) => [m, m.toUser(measured.get(m.id) ?? 0)]));
+    const tick = 1 / rate;
+    const end = duration + SETTLE_S;
+    let contact: PredictedContact | undefined;
+    // A control tick at a time, as the Robot writes goals; contacts checked at each (a collision lasts).
+    for (let t = 0; t < end && !contact; t = sim.clock.now() - t0) {
+      const tau = Math.min(1, t / duration);
+      const goals = new Map<number, number>();
+      for (const [m, to] of targets) {
+        const user = from.get(m)! + (to - from.get(m)!) * minimumJerk(tau);
+        goals.set(m.id, m.toRaw(user));
+      }
+      await sim.bus.write('goal_position', this.#counts(goals));
+      await sim.advance(tick);
+      const hit = sim.simulation.contacts().find((c) => c.impulse > 0 && !before.has(pairKey(c.a, c.b)));
+      if (hit)
+        contact = {
+          links: [hit.a, hit.b],
+          time: round(sim.clock.now() - t0, 2),
+          depthM: hit.depth,
+          positions: this.#positions(),
+        };
+    }
+    const used = process.cpuUsage(cpu);
+    return { contact, wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+  }
+
+  /** Raw degrees by id -> goal_position counts. */
+  #counts(goals: ReadonlyMap<number, number>): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const m of this.#opts.motors) {
+      const deg = goals.get(m.id);
+      if (deg !== undefined) out.set(m.id, degToPosition(m.spec, deg));
+    }
+    return out;
+  }
+
+  #positions(): Record<string, number> {
+    const angles = this.#scratch.jointAngles();
+    const out: Record<string, number> = {};
+    for (const m of this.#opts.motors)
+      out[m.name] = round(m.toUser(((angles.get(m.name) ?? 0) * 180) / Math.PI), 1);
+    return out;
+  }
+}

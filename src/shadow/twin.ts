@@ -1,0 +1,267 @@
+/**
+ * Shadow mode: a physics twin beside the real robot. Every command the server writes to the real servos is also
+ * written to the twin's (a tap on the real backend's command path), and the twin's time advances by the bus loop's
+ * cycles, so that both see the same commands at the same instants; joints whose servo is compliant follow the
+ * measured real angle; the twin starts from the measured pose. After each cycle the comparator weighs the real
+ * readings against the twin's (src/shadow/comparator.ts).
+ */
+import type { RobotConfig } from '../config/robot-config.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import {
+  type BusRegister,
+  type ModelSpec,
+  type RawValue,
+  loadToPercent,
+  positionToDeg,
+  speedToDegS,
+} from '../dynamixel/registers.ts';
+import { SimBackend } from '../sim/backend.ts';
+import type { RealBackend } from '../real/backend.ts';
+import type { CycleReport } from '../real/sync-loop.ts';
+import { Comparator, type MotorComparison, type Reading, type ShadowEvent } from './comparator.ts';
+
+/**
+ * The twin runs every cycle's time, however late it comes (a busy server): the robot did not pause, and a twin that
+ * dropped the time it was late fell behind it (a false alarm). Beyond this many seconds (a stalled process) it is
+ * put back on the measured pose instead of catching up.
+ */
+const MAX_CATCH_UP_S = 1;
+/** A compliant joint is put back on the real angle when the twin's is this far from it (degrees). */
+const FOLLOW_DEG = 0.2;
+
+export interface ShadowOptions {
+  readonly config: RobotConfig;
+  readonly urdf: UrdfRobot;
+  readonly real: RealBackend;
+  readonly log: (line: string) => void;
+}
+
+export interface ShadowStatus {
+  readonly time: number;
+  readonly motors: MotorComparison[];
+  readonly events: ShadowEvent[];
+}
+
+export class ShadowTwin {
+  readonly sim: SimBackend;
+  readonly comparator: Comparator;
+  readonly #opts: ShadowOptions;
+  readonly #motors: readonly { readonly id: number; readonly name: string; readonly spec: ModelSpec }[];
+  readonly #offs: (() => void)[] = [];
+  #queue: Promise<void> = Promise.resolve();
+  #lastCycleAt: number | undefined;
+  #owed = 0;
+  #failed = new Set<string>();
+  /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
+  #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
+  #closed = false;
+  /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
+  readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
+
+  constructor(opts: ShadowOptions) {
+    this.#opts = opts;
+    this.sim = new SimBackend({ config: opts.config, urdf: opts.urdf, speed: 'manual' });
+    this.#motors = opts.config.motors.map((m) => ({
+      id: m.id,
+      name: m.name,
+      spec: opts.real.models.get(m.id)!,
+    }));
+    this.comparator = new Comparator({
+      motors: this.#motors.map((m) => m.name),
+      onEvent: (e, change) => {
+        if (change === 'raised') opts.log(describeEvent(e));
+      },
+    });
+  }
+
+  /** Opens the twin in the measured pose and taps the real backend. Call after the backend opened, before start. */
+  async open(): Promise<void> {
+    const { real } = this.#opts;
+    await this.sim.open();
+    const pose = new Map<number, number>();
+    for (const m of this.#motors) {
+      try {
+        const v = (await real.bus.read([m.id], 'present_position')).get(m.id);
+        if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
+      } catch {
+        // A motor missing at start-up keeps the twin's start pose; the comparator reports it offline.
+      }
+    }
+    this.sim.simulation.setPose(pose);
+    this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
+    this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
+  }
+
+  status(): ShadowStatus {
+    return {
+      time: this.#opts.real.clock.now(),
+      motors: this.comparator.status(),
+      events: this.comparator.active(),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const off of this.#offs.splice(0)) off();
+    await this.#queue;
+    await this.sim.close();
+  }
+
+  /** A write on its way to the servos: the twin takes it at the cycle that sends it (CycleReport.writes). */
+  #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number): void {
+    this.#writes.push([index, reg, values]);
+  }
+
+  #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
+    this.sim.bus.write(reg, values).catch((err: unknown) => {
+      // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
+      if (this.#failed.has(reg)) return;
+      this.#failed.add(reg);
+      this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`);
+    });
+  }
+
+  /**
+   * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle, its servo
+   * keeping the goal it had (setPose puts the goal on the pose).
+   */
+  async #reanchor(realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
+    const ids = this.#motors.map((m) => m.id);
+    const goals = await this.sim.bus.read(ids, 'goal_position');
+    const pose = new Map<number, number>();
+    for (const m of this.#motors) {
+      const v = realPos?.get(m.id);
+      if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
+    }
+    this.sim.simulation.setPose(pose);
+    await this.sim.bus.write('goal_position', goals);
+    this.stats.reanchored++;
+  }
+
+  #onCycle(report: CycleReport): void {
+    const at = report.startedAt / 1000;
+    const dt = this.#lastCycleAt === undefined ? 0 : at - this.#lastCycleAt;
+    this.#lastCycleAt = at;
+    this.#owed += Math.max(0, dt);
+    const reanchor = this.#owed > MAX_CATCH_UP_S;
+    if (reanchor) {
+      this.#opts.log(
+        `shadow: the twin was ${this.#owed.toFixed(2)} s behind the robot (a stalled server); ` +
+          'put back on the measured pose',
+      );
+      this.#owed = 0;
+    }
+    // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
+    const t =
+      this.#opts.real.clock.now() - (performance.timeOrigin + performance.now() - report.startedAt) / 1000;
+    const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
+    // The writes this cycle sent (a busy server may have queued them several cycles before the bus process got them):
+    // the twin runs the time up to the cycle with the commands before them, then takes them.
+    let sent = 0;
+    while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
+    const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
+    this.#queue = this.#queue
+      .then(() => this.#cycle(values, writes, t, reanchor))
+      .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`));
+  }
+
+  async #cycle(
+    values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>,
+    writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
+    t: number,
+    reanchor: boolean,
+  ): Promise<void> {
+    if (this.#closed) return;
+    const started = performance.now();
+    const { sim } = this;
+    const ids = this.#motors.map((m) => m.id);
+    const realPos = values.get('present_position');
+    if (reanchor) await this.#reanchor(realPos);
+    const torque = await sim.bus.read(ids, 'torque_enable');
+    // Compliant joints follow the real ones (a hand moving the arm moves the twin's too).
+    const follow = new Map<number, number>();
+    const twinPos0 = await sim.bus.read(ids, 'present_position');
+    for (const m of this.#motors) {
+      const v = realPos?.get(m.id);
+      if (torque.get(m.id) !== 0 || typeof v !== 'number') continue;
+      const deg = positionToDeg(m.spec, v);
+      if (Math.abs(deg - positionToDeg(m.spec, twinPos0.get(m.id) as number)) > FOLLOW_DEG)
+        follow.set(m.id, deg);
+    }
+    if (follow.size) sim.simulation.setPose(follow);
+    const steps = Math.floor(this.#owed / sim.dt + 1e-9);
+    if (steps > 0) {
+      this.#owed -= steps * sim.dt;
+      await sim.advance(steps * sim.dt);
+    }
+    for (const [reg, v] of writes) this.#apply(reg, v);
+    const [pos, speed, load] = await Promise.all(
+      (['present_position', 'present_speed', 'present_load'] as const).map((r) => sim.bus.read(ids, r)),
+    );
+    for (const m of this.#motors) {
+      const twin = reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!;
+      const real = reading(
+        m.spec,
+        realPos?.get(m.id),
+        values.get('present_speed')?.get(m.id),
+        values.get('present_load')?.get(m.id),
+      );
+      const online = this.#opts.real.health.get(m.id)?.online ?? false;
+      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0);
+    }
+    this.stats.cycles++;
+    this.stats.busyMs += performance.now() - started;
+  }
+}
+
+function reading(
+  spec: ModelSpec,
+  position: RawValue | undefined,
+  speed: RawValue | undefined,
+  load: RawValue | undefined,
+): Reading | undefined {
+  if (typeof position !== 'number' || typeof speed !== 'number' || typeof load !== 'number') return undefined;
+  return {
+    position: positionToDeg(spec, position),
+    speed: speedToDegS(spec, speed),
+    load: loadToPercent(load),
+  };
+}
+
+const round = (v: number, digits = 1) => Number(v.toFixed(digits));
+
+/** The event's one log line: the motor, the kind and the figures. */
+export function describeEvent(e: ShadowEvent): string {
+  const twin = `twin ${round(e.twin.position)} deg, ${round(e.twin.load)} %`;
+  if (!e.real)
+    return `shadow: ${e.motor} ${e.kind}: no readings from the servo since ${round(e.since, 2)} s (${twin})`;
+  const error = e.real.position - e.twin.position;
+  return (
+    `shadow: ${e.motor} ${e.kind}: real ${round(e.real.position)} deg, ${round(e.real.load)} %, ${twin}; ` +
+    `error ${round(error)} deg beyond the band of ${round(e.band)} deg since ${round(e.since, 2)} s`
+  );
+}
+
+/** The comparison as the live state stream carries it: per motor of `robot`, in its order, the twin in user degrees. */
+export function shadowForStream(
+  twin: ShadowTwin,
+  robot: { readonly motors: readonly { readonly name: string; toUser(rawDeg: number): number }[] },
+): {
+  twin: (number | null)[];
+  error: (number | null)[];
+  state: string[];
+  events: { motor: string; kind: string; since: number }[];
+} {
+  const byName = new Map(twin.comparator.status().map((c) => [c.motor, c]));
+  const cs = robot.motors.map((m) => byName.get(m.name));
+  return {
+    twin: robot.motors.map((m, i) => {
+      const p = cs[i]?.twin?.position;
+      return p === undefined ? null : round(m.toUser(p), 2);
+    }),
+    error: cs.map((c) => (c?.error == null ? null : round(c.error, 2))),
+    state: cs.map((c) => c?.state ?? 'agree'),
+    events: twin.comparator.active().map((e) => ({ motor: e.motor, kind: e.kind, since: round(e.since, 3) })),
+  };
+}

@@ -1,0 +1,75 @@
+/** The bus emulator in a process of its own, for the shadow and guard tests. */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { until } from '../helpers.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * `npm run emulator -- --console` in a process of its own, as users run it: the robot's stand-in keeps its own time
+ * whatever this process (the server, its twin, the test) is busy with, as servos on their microcontrollers do.
+ * Fault lines go to its console; each resolves with the emulator's answer.
+ */
+export class EmulatorProcess {
+  #err = '';
+  #seen = 0;
+  private constructor(readonly child: ChildProcessByStdio<Writable, Readable, Readable>) {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (this.#err += d));
+  }
+
+  static async start(args: string[]): Promise<{ emulator: EmulatorProcess; device: string }> {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src/emulator/main.ts'), '--console', ...args],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const emulator = new EmulatorProcess(child);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const device = await until(
+      'the device path the emulator prints',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the emulator exited: ${emulator.#err}`);
+        return /^(\/\S+)\n/.exec(out)?.[1];
+      },
+      30000,
+      50,
+    );
+    // Its hint line comes once it is ready; console answers come after it.
+    await until(
+      'the emulator ready',
+      async () => (/--serial=/.test(emulator.#err) ? true : undefined),
+      30000,
+      50,
+    );
+    emulator.#seen = emulator.#err.length;
+    return { emulator, device };
+  }
+
+  /** Sends one console line; resolves with the emulator's answer line. */
+  async send(line: string): Promise<string> {
+    this.child.stdin.write(line + '\n');
+    return until(
+      `the emulator to answer ${line}`,
+      async () => {
+        const rest = this.#err.slice(this.#seen);
+        const end = rest.indexOf('\n');
+        if (end < 0) return undefined;
+        this.#seen += end + 1;
+        return rest.slice(0, end);
+      },
+      10000,
+      10,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const gone = new Promise((resolve) => this.child.once('close', resolve));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(timer);
+  }
+}

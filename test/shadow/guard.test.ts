@@ -1,0 +1,147 @@
+/**
+ * The guard (--guard with --shadow) over the bus emulator on a real pseudo-terminal, from outside over HTTP: an IK
+ * goto that drives the Ergo Jr's tip into the table is refused with 409 naming the links, the time of contact and the
+ * motors' positions then, and nothing moves; the built-in postures pass; ?force=true moves anyway and says so in the
+ * log; ?force= other than a boolean is 400. Wall time is inherent (a serial bus in real time): waits are bounded polls.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { until } from '../helpers.ts';
+import { type RobotServer, createRobotServer } from '../../src/server.ts';
+import { ConfigError } from '../../src/core/errors.ts';
+import { EmulatorProcess } from './emulator-process.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-guard-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** The Ergo Jr's built-in postures (src/primitives/builtins/ergo-jr.ts), in the order the test goes through them. */
+const POSTURES: [string, number[]][] = [
+  ['base_posture', [0, 0, 0, 0, 0, 0]],
+  ['curious_posture', [0, -15, 40, 0, -35, -60]],
+  ['tetris_posture', [0, -90, 90, 0, -90, -90]],
+  ['rest_posture', [0, -90, 35, 0, 55, -5]],
+];
+const MOTORS = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+/** Straight down ahead of the robot, 20 cm below its base: through the table. */
+const INTO_TABLE = { xyz: '0.1,0,-0.2', duration: 2, wait: false };
+
+describe('the guard beside the Ergo Jr on the bus emulator', function () {
+  this.timeout(120000);
+  let emulator: EmulatorProcess;
+  let server: RobotServer;
+  let url: string;
+  const logs: string[] = [];
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const positions = async () =>
+    (await call('GET', '/motors/registers/present_position/list.json')).body.present_position as Record<
+      string,
+      number
+    >;
+  const goals = async () =>
+    (await call('GET', '/motors/registers/goal_position/list.json')).body.goal_position as Record<
+      string,
+      number
+    >;
+
+  before(async function () {
+    this.timeout(60000);
+    const started = await EmulatorProcess.start(['--robot', 'ergo-jr']);
+    emulator = started.emulator;
+    server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: started.device },
+      shadow: true,
+      guard: true,
+      recordsDir: path.join(tmp, 'records'),
+      logger: { info: (m) => logs.push(m), warn: (m) => logs.push(m), error: (m) => logs.push(m) },
+    });
+    await server.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = server.app.server.address();
+    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    for (const m of MOTORS)
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
+  });
+  after(async () => {
+    await server?.close();
+    await emulator?.close();
+  });
+
+  it('refuses an IK goto that drives the tip into the table: 409 naming the links, the time, the positions', async () => {
+    const before = await goals();
+    const res = await call('POST', '/ik/chain/goto.json', INTO_TABLE);
+    expect(res.status, JSON.stringify(res.body)).to.equal(409);
+    expect(res.body.error).to.match(/tip touching table|table touching tip/);
+    expect(res.body.tip).to.match(/force=true/);
+    const details = res.body.details as string;
+    const at = Number(/at ([\d.]+) s,/.exec(details)?.[1]);
+    expect(at, details).to.be.above(0).and.at.most(2.2);
+    for (const m of MOTORS) expect(details, m).to.match(new RegExp(`${m} -?[\\d.]+`));
+    // Nothing was sent: the goals are those of before, a cycle later too.
+    const time = async () => (await call('GET', '/shadow/status.json')).body.time as number;
+    const t0 = await time();
+    await until('a few bus cycles', async () => ((await time()) > t0 + 0.1 ? true : undefined));
+    expect(await goals()).to.deep.equal(before);
+  });
+
+  it('accepts the built-in postures, one after the other', async () => {
+    for (const [name, pose] of POSTURES) {
+      const res = await call('POST', '/motors/goto.json', {
+        motors: MOTORS,
+        positions: pose,
+        duration: 2,
+        wait: true,
+      });
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).to.equal(200);
+      // It went there (a servo at 70 % torque settles a while after the goto's end).
+      await until(`${name} reached`, async () => {
+        const at = await positions();
+        return MOTORS.every((m, i) => Math.abs(at[m]! - pose[i]!) < 8) ? true : undefined;
+      });
+    }
+  });
+
+  it('says 400 to ?force= that is not a boolean, and nothing moves', async () => {
+    const before = await goals();
+    const res = await call('POST', '/motors/m1/goto.json?force=yes', { position: 20, duration: 1 });
+    expect(res.status).to.equal(400);
+    expect(res.body.error).to.match(/force=yes is not a boolean/);
+    expect(await goals()).to.deep.equal(before);
+  });
+
+  it('moves anyway with ?force=true, and logs that the guard was skipped', async () => {
+    const res = await call('POST', '/ik/chain/goto.json?force=true', { ...INTO_TABLE, duration: 1 });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(logs.some((l) => /^guard: skipped \(\?force=true\)/.test(l))).to.equal(true);
+    const res2 = await call('POST', '/motors/goto.json', {
+      motors: MOTORS,
+      positions: POSTURES[3]![1],
+      duration: 1.5,
+      wait: true,
+    });
+    // Back from the table to the rest posture: a move away from a contact is not refused.
+    expect(res2.status, JSON.stringify(res2.body)).to.equal(200);
+  });
+});
+
+describe('--guard without --shadow', () => {
+  it('is a configuration error saying what it needs', async () => {
+    let err: unknown;
+    try {
+      await createRobotServer({ backend: 'sim', robot: 'ergo-jr', speed: 'manual', guard: true });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(ConfigError);
+    expect((err as Error).message).to.match(/needs --backend=real --shadow/);
+  });
+});

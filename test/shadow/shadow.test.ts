@@ -1,0 +1,206 @@
+/**
+ * Shadow mode over the bus emulator on a real pseudo-terminal (socat), checked from outside over HTTP: each fault of
+ * the physical world put on the emulated servos (block, weak, push, offset, a servo gone) raises its event with the
+ * right motor and kind, which clears once the fault ends. Wall time is inherent (a serial bus in real time): waits
+ * are bounded polls (3 s; the times measured are printed, about 0.3-0.9 s). False alarms through normal moves are
+ * measured by `npm run bench -- shadow`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { until } from '../helpers.ts';
+import { type RobotServer, createRobotServer } from '../../src/server.ts';
+import { EmulatorProcess } from './emulator-process.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+interface ShadowEventAnswer {
+  motor: string;
+  kind: string;
+  since: number;
+  until: number | null;
+  band: number;
+}
+interface StatusAnswer {
+  time: number;
+  motors: { motor: string; error: number | null; band: number; state: string }[];
+  events: ShadowEventAnswer[];
+}
+describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
+  this.timeout(60000);
+  let emulator: EmulatorProcess;
+  let server: RobotServer;
+  let url: string;
+  const logs: string[] = [];
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as StatusAnswer;
+  const goto = (motor: string, position: number, duration: number, wait = false) =>
+    call('POST', `/motors/${motor}/goto.json`, { position, duration, wait });
+  const fault = async (line: string) => expect(await emulator.send(line), line).to.match(/^faults /);
+  const present = async (motor: string) =>
+    (await call('GET', `/motors/${motor}/registers/present_position/value.json`)).body
+      .present_position as number;
+
+  before(async function () {
+    this.timeout(60000);
+    const started = await EmulatorProcess.start(['--robot', 'ergo-jr', '--faults', 'drop=0.05']);
+    emulator = started.emulator;
+    server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: started.device },
+      shadow: true,
+      recordsDir: path.join(tmp, 'records'),
+      logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
+    });
+    await server.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = server.app.server.address();
+    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    for (const m of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'])
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
+    await goto('m2', -60, 1, true);
+  });
+  after(async () => {
+    await server?.close();
+    await emulator?.close();
+  });
+
+  it('answers its status: per motor the real and twin readings, the error and the band', async () => {
+    const s = await status();
+    expect(s.motors.map((m) => m.motor)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+    for (const m of s.motors) {
+      expect(m.error, m.motor).to.be.a('number');
+      expect(m.band, m.motor).to.be.at.least(3);
+    }
+    expect((await call('GET', '/shadow/events.json?since=abc')).status).to.equal(400);
+    // The live state carries it too, per motor in the description's order, the twin in user degrees (the ghost).
+    const state = (await call('GET', '/stream/state.json')).body as {
+      present: number[];
+      shadow: { twin: number[]; error: number[]; state: string[]; events: unknown[] };
+    };
+    expect(state.shadow.state).to.have.length(6);
+    state.shadow.twin.forEach((deg, i) =>
+      expect(Math.abs(deg - state.present[i]!), `m${i + 1}`).to.be.below(10),
+    );
+    expect(state.shadow.events).to.be.an('array');
+  });
+
+  /** Puts a fault on, waits for its event (at most 3 s), takes it off, waits for the clear (at most 3 s). */
+  async function expectEvent(
+    motor: string,
+    kind: string,
+    on: string,
+    off: string,
+    act?: () => Promise<unknown>,
+  ): Promise<void> {
+    const t0 = (await status()).time;
+    const setAt = performance.now();
+    await fault(on);
+    await act?.();
+    const raised = await until(
+      `${kind} on ${motor}`,
+      async () => {
+        const events = (await call('GET', `/shadow/events.json?since=${t0}`)).body
+          .events as ShadowEventAnswer[];
+        return events.find((e) => e.motor === motor);
+      },
+      3000,
+      25,
+    );
+    const raisedMs = performance.now() - setAt;
+    expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
+    expect(logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
+    const offAt = performance.now();
+    await fault(off);
+    await until(
+      `${kind} on ${motor} to clear`,
+      async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
+      3000,
+      25,
+    );
+    console.log(
+      `      ${kind} on ${motor}: raised ${Math.round(raisedMs)} ms after the fault, cleared ${Math.round(performance.now() - offAt)} ms after its end`,
+    );
+    await until('all agree again', async () =>
+      (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
+    );
+  }
+
+  it('offset: a servo reporting its angle shifted', () =>
+    expectEvent('m4', 'offset', 'offset=4:10', 'offset=4:off'));
+
+  it('pushed: a constant torque turning a held joint', () =>
+    expectEvent('m1', 'pushed', 'push=1:0.15', 'push=1:off'));
+
+  it('offline: a servo gone from the bus', () => expectEvent('m5', 'offline', 'missing=5', 'missing='));
+
+  it('blocked: a stop on the way of a goto', async () => {
+    const at = await present('m1');
+    await expectEvent('m1', 'blocked', `block=1@${at + 4}`, 'block=1@off', () => goto('m1', at + 40, 0.8));
+    await goto('m1', 0, 0.5, true);
+  });
+
+  it('weak: a servo at a fifth of its torque lagging a fast goto', async () => {
+    const at = await present('m1');
+    await expectEvent('m1', 'weak', 'weak=1:0.2', 'weak=1:off', () => goto('m1', at + 60, 0.4));
+    await goto('m1', 0, 0.5, true);
+  });
+});
+
+describe('shadow routes without shadow mode', () => {
+  it('answer 404 on the sim backend (nothing to shadow)', async () => {
+    const server = await createRobotServer({
+      backend: 'sim',
+      robot: 'ergo-jr',
+      speed: 'manual',
+      recordsDir: path.join(tmp, 'sim'),
+    });
+    try {
+      for (const url of ['/shadow/status.json', '/shadow/events.json']) {
+        const res = await server.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).to.equal(404);
+        expect(JSON.parse(res.body).error, url).to.be.a('string');
+      }
+      const state = await server.app.inject({ method: 'GET', url: '/stream/state.json' });
+      expect(JSON.parse(state.body).shadow).to.equal(null);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('shadow routes on the real backend without --shadow', function () {
+  this.timeout(60000);
+  it('answer 404 with a tip saying how to turn shadow mode on', async () => {
+    const { emulator, device } = await EmulatorProcess.start(['--robot', 'ergo-jr']);
+    let server: RobotServer | undefined;
+    try {
+      server = await createRobotServer({
+        backend: 'real',
+        robot: 'ergo-jr',
+        real: { serial: device },
+        recordsDir: path.join(tmp, 'no-shadow'),
+      });
+      expect(server.shadow).to.equal(undefined);
+      for (const url of ['/shadow/status.json', '/shadow/events.json']) {
+        const res = await server.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).to.equal(404);
+        const body = JSON.parse(res.body) as { error: string; tip: string };
+        expect(body.error, url).to.equal('shadow mode is off');
+        expect(body.tip, url).to.match(/--backend=real --shadow/);
+      }
+    } finally {
+      await server?.close();
+      await emulator.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+// Over 400 lines: the classroom's start-up, mounting and teacher routes share one roster; the page and roster are apart.
 /**
  * A classroom: many twins in one process, one shared physics scheduler. Each twin is a whole robot server on a port
  * of its own and, on the main port, under `/twins/<name>/`; the main port also has the teacher's landing page, the

@@ -1,3 +1,4 @@
+// Over 400 lines: one switch over the instruction set, each case as the servos' manuals describe it.
 /**
  * The emulated Dynamixel bus: parses instruction packets from the host and answers as the servos would, byte for
  * byte (status return level, return delay, the order of sync/bulk read replies), spending the wire time of the baud

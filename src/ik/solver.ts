@@ -1,3 +1,4 @@
+// Over 400 lines: the solver's steps share one state per solve; splitting them would pass it around for nothing.
 /**
  * Deterministic inverse kinematics: projected Levenberg-Marquardt on the analytic (geometric) Jacobian, joint limits enforced by
  * clamping with an active set, restarts from a fixed set of seeds when a start gets stuck. No clock, no randomness: the same

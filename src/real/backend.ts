@@ -1,3 +1,4 @@
+// Over 400 lines: the Backend seam of the real robot and its bus process link are one contract, kept together.
 /**
  * The real robot: Dynamixel servos on a serial line (USB2AX, USB2Dynamixel, Pixl, or the bus emulator's pty).
  * The port, the BusDriver and pypot's sync loop live in a process of their own (src/real/bus-process.ts), so that the

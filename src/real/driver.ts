@@ -1,3 +1,4 @@
+// Over 400 lines: the driver's reads, writes, retries and health are one state machine per bus.
 /**
  * The Dynamixel bus itself, owned by the bus process (src/real/bus-process.ts): pings at start-up, register reads and
  * writes turned into as few packets as the protocol allows, per-motor health.

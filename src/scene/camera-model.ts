@@ -1,3 +1,4 @@
+// Over 400 lines: the camera's passes run over one frame's buffers in order; kept together so they stay inlined and cheap.
 /**
  * The camera module's physics between the light of the scene (the rasteriser's linear picture) and the bytes a
  * program gets: focus blur from the lens aperture and the depth of each pixel, motion blur over the exposure,

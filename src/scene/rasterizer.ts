@@ -1,3 +1,4 @@
+// Over 400 lines: the rasteriser's inner loops are kept in one module so they stay monomorphic and fast.
 /**
  * A small z-buffered software rasteriser for the twin's three.js scene: what the robot's camera sees, in Node,
  * without a GPU or an X server. Two ways to light it:

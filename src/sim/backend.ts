@@ -1,3 +1,4 @@
+// Over 400 lines: the sim Backend, its bus and its stepping loop share the world and clock; the world, hand and servos are apart.
 /**
  * The simulated robot: a Rapier world stepped at a fixed timestep, one SimServo per motor, a bus that speaks raw
  * register counts like the real one, and a clock that is the physics time.

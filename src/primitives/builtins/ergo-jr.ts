@@ -1,3 +1,4 @@
+// Over 400 lines: every Ergo Jr behaviour in one file, as poppy-ergo-jr ships them.
 /**
  * The Poppy Ergo Jr behaviours (docs/reference/robots.md 1.4): postures, the dance, and the demos of poppy-ergo-jr, with their
  * LED signals on the XL-320 `led` register.

@@ -36,11 +36,11 @@ import { ChangeCounter } from './http/robot-answer.ts';
 import { MARKER_CODES } from './vision/marker.ts';
 import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
-import { RealBackend, type RealOptions } from './real/backend.ts';
-import { FfmpegCamera } from './real/camera.ts';
-import { busRoutes } from './http/routes/bus.ts';
+import type { RealOptions } from './real/backend.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
+import { Phases } from './core/phases.ts';
+import { Readiness } from './http/readiness.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -82,6 +82,8 @@ export interface ServerOptions {
   readonly scheduler?: WorldScheduler;
   /** Labels on every metric series of this server (a classroom twin's `twin`). */
   readonly metricsLabels?: Readonly<Record<string, string>>;
+  /** Where the start's time goes, part by part (the start-up line prints it). */
+  readonly phases?: Phases;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -102,6 +104,8 @@ export interface RobotServer {
   readonly stream: StateStream;
   /** GET /metrics's registry, and the last request answered. */
   readonly metrics: RobotMetrics;
+  /** Ready once the custom primitives are loaded (the robot is started before the app exists): /readyz. */
+  readonly readiness: Readiness;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -116,9 +120,14 @@ async function loadRobotUrdf(config: RobotConfig): Promise<UrdfRobot> {
 
 async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: UrdfRobot): Promise<Backend> {
   if (opts.backend === 'real') {
+    // Loaded for the real robot only: the sim's start never loads serialport (its native addon costs ~100 ms).
+    const [{ RealBackend }, { FfmpegCamera }] = await Promise.all([
+      import('./real/backend.ts'),
+      import('./real/camera.ts'),
+    ]);
     const logger = opts.logger ?? silentLogger;
     const log = (line: string) => logger.warn(line);
-    let camera: FfmpegCamera | undefined;
+    let camera: InstanceType<typeof FfmpegCamera> | undefined;
     if (opts.camera) {
       if (!config.camera)
         throw new ConfigError('--camera', `the robot ${config.name} has no camera in its config`);
@@ -143,11 +152,15 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
 
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {
   const logger = opts.logger ?? silentLogger;
+  const phases = opts.phases ?? new Phases();
   const config = await loadRobotConfig(opts.robot);
+  phases.mark('config');
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
+  phases.mark('urdf');
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
+  phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   const simulation = backend instanceof SimBackend ? backend.simulation : undefined;
   try {
@@ -166,6 +179,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   });
   const store = new RecordStore(path.resolve(opts.recordsDir ?? 'records'), logger);
   const records = new RecordsService({ robot, manager: primitives, store, logger });
+  phases.mark('robot');
   try {
     await primitives.open();
     await records.open();
@@ -176,6 +190,10 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  phases.mark('records');
+  // Custom primitives load in worker threads meanwhile: the server is not ready (503 but for the probes) until then.
+  const readiness = new Readiness();
+  readiness.wait('custom primitives', primitives.customLoaded());
   // In real time the detector runs in a worker thread; on a manual clock inline, so each detection belongs to the sim
   // instant it was asked at.
   const detector =
@@ -197,22 +215,28 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       ? pypotProfile({ markerIds: new Map(Object.entries(MARKER_CODES)) })
       : defaultProfile;
   const changes = new ChangeCounter();
+  // The real backend's module loads only for --backend=real (serialport's native addon costs a sim start ~100 ms).
+  const real =
+    opts.backend === 'real'
+      ? await import('./real/backend.ts').then((m) =>
+          backend instanceof m.RealBackend ? backend : undefined,
+        )
+      : undefined;
   const metrics = new RobotMetrics(
     {
       runningPrimitives: () => primitives.runningList().length,
       realTimeFactor: simulation && (() => simulation.realTimeFactor()),
       physics: simulation && (() => simulation.stats()),
-      bus:
-        backend instanceof RealBackend
-          ? () => ({
-              transactions: backend.stats.transactions,
-              timeouts: [...backend.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
-            })
-          : undefined,
+      bus: real
+        ? () => ({
+            transactions: real.stats.transactions,
+            timeouts: [...real.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
+          })
+        : undefined,
     },
     opts.metricsLabels,
   );
-  if (backend instanceof RealBackend) backend.onCycle((report) => metrics.loopLate(report.lateMs));
+  real?.onCycle((report) => metrics.loopLate(report.lateMs));
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
@@ -224,7 +248,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   ];
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
-  if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
+  if (real) routes.push(...(await import('./http/routes/bus.ts')).busRoutes(real));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,
@@ -249,9 +273,11 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     requestLog: opts.requestLog,
     viewPath: '/ui/',
     alsoListed: view.listed,
+    readiness,
   });
   metrics.instrument(app);
   await view.registerStream(app);
+  phases.mark('http');
   backend.start?.();
   markers?.start();
   let closing: Promise<void> | undefined;
@@ -266,6 +292,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     markers,
     stream: view.stream,
     metrics,
+    readiness,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the

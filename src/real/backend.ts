@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Backend, Camera, MotorBus } from '../core/backend.ts';
 import { AbortError, WallClock } from '../core/clock.ts';
 import { ConfigError, hardwareError } from '../core/errors.ts';
+import { BUILT, entryModule } from '../core/entry.ts';
 import {
   type BusRegister,
   type ModelSpec,
@@ -31,7 +32,7 @@ import { type BusProcessSetup, type FromBus, type ToBus, fromWire } from './bus-
 
 export type { MotorHealth } from './driver.ts';
 
-const ENTRY = fileURLToPath(new URL('./bus-process.ts', import.meta.url));
+const ENTRY = fileURLToPath(entryModule(new URL('./bus-process.ts', import.meta.url), 'bus-process'));
 /** How long close() waits for the bus process to leave the servos safe and close the port. */
 const CLOSE_TIMEOUT_MS = 5000;
 /** The bus process runs ahead of the server, as a control loop should (see bus-process.ts): real time, else nice. */
@@ -190,7 +191,7 @@ export class RealBackend implements Backend {
   async #open(): Promise<void> {
     // The loader this server runs under (tsx), by absolute URL: the bus process may start from any directory.
     const child = fork(ENTRY, [], {
-      execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
+      execArgv: BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

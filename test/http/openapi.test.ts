@@ -42,6 +42,8 @@ function routerTable(tree: string): [string, string[]][] {
 const BEYOND_V4 = new Set([
   '/openapi.json',
   '/metrics',
+  '/healthz',
+  '/readyz',
   '/ui',
   '/primitives/problems.json',
   '/primitives/{primitive}/status.json',

@@ -25,18 +25,10 @@ export const ENTRIES = {
 };
 
 /**
- * Packages left to Node at run time: native addons (serialport, esbuild), loaders (tsx), and packages that read
- * files beside their own code (@fastify/swagger-ui's static assets; pino-pretty, loaded only for a terminal).
+ * Packages left to Node at run time: native addons (serialport, esbuild), loaders (tsx) and pino-pretty (loaded only
+ * for a terminal). @fastify/swagger-ui is bundled: src/http/openapi.ts gives it its folder, found at run time.
  */
-const EXTERNAL = [
-  'serialport',
-  '@serialport/*',
-  'esbuild',
-  'tsx',
-  'tsx/*',
-  '@fastify/swagger-ui',
-  'pino-pretty',
-];
+const EXTERNAL = ['serialport', '@serialport/*', 'esbuild', 'tsx', 'tsx/*', 'pino-pretty'];
 
 /**
  * Rapier's compat package carries its WebAssembly as base64 decoded by a JavaScript loop at init: 200-600 ms of a

@@ -354,28 +354,3 @@ export async function runLoopDelayBench(seconds = 10): Promise<LoopDelayResult[]
   return out;
 }
 
-/** Milliseconds from spawning the server process to its first answered request (best of `runs`). */
-export async function runStartupBench(runs = 3): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    const child = spawnServer(['--port', String(18000 + i)], 'ignore');
-    try {
-      for (;;) {
-        try {
-          const res = await fetch(`http://127.0.0.1:${18000 + i}/motors/list.json`);
-          if (res.ok) break;
-        } catch {
-          // not listening yet
-        }
-        if (performance.now() - t0 > 30000) throw new Error('server did not answer within 30 s');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      times.push(performance.now() - t0);
-    } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  }
-  return times;
-}

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npx poppy-twin [flags]`: the server in this very process (tsx's loader registered in-process, no child), so
-// a signal sent to the process the user started reaches the server.
-import { register } from 'tsx/esm/api';
+// `npx poppy-twin [flags]` and `npm start`: the built server (dist/, made by scripts/build.js at `npm ci`) in this
+// very process, so a signal sent to the process the user started reaches the server. When src/ changed since the
+// build, it is rebuilt first (about half a second): a start never runs code older than its sources.
+import { buildIfStale } from '../scripts/build.js';
 
-register();
-await import('../src/main.ts');
+await buildIfStale();
+await import('../dist/main.js');

@@ -7,6 +7,7 @@ import { ConfigError } from './core/errors.ts';
 import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
 import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './core/logger.ts';
 import type { RobotServer } from './server.ts';
+import { Phases } from './core/phases.ts';
 
 /** Signals this close together are one request to stop (see shutdown). */
 const SAME_SIGNAL_MS = 150;
@@ -170,7 +171,10 @@ async function main(argv: string[]): Promise<void> {
     );
     process.exit(2);
   }
-  const log = createPino({ level: opts.logLevel });
+  // From the process's start: node's own start and this module count too.
+  const phases = new Phases(0);
+  phases.mark('node');
+  const log = await createPino({ level: opts.logLevel });
   const logger = asLogger(log);
   const started = performance.now();
   let server: Pick<RobotServer, 'close'> | undefined;
@@ -253,8 +257,10 @@ async function main(argv: string[]): Promise<void> {
   try {
     // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
     const { createRobotServer } = await import('./server.ts');
+    phases.mark('modules');
     server = robotServer = await createRobotServer({
       ...shared,
+      phases,
       backend: opts.backend,
       robot: opts.robot,
       speed: opts.speed,
@@ -283,11 +289,20 @@ async function main(argv: string[]): Promise<void> {
     await server.close();
     process.exit(2);
   }
+  phases.mark('listen');
   const addr = robotServer.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  if (!robotServer.readiness.ready) {
+    logger.info(
+      `serving http://${host}:${port}/ (503 but for /healthz until ready: waiting for ${robotServer.readiness.waitingFor.join(', ')})`,
+    );
+    await robotServer.readiness.whenReady();
+    phases.mark('custom primitives');
+  }
+  const total = phases.list.reduce((sum, [, ms]) => sum + ms, 0);
   logger.info(
-    `Poppy ${robotServer.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(performance.now() - started)} ms)`,
+    `Poppy ${robotServer.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}) listening on http://${host}:${port}/ (ready in ${Math.round(total)} ms: ${phases})`,
   );
   logger.info(`web view: http://${host}:${port}/ui/   API reference: http://${host}:${port}/docs`);
 }

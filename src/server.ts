@@ -38,12 +38,14 @@ import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
 import { FfmpegCamera } from './real/camera.ts';
-import { busRoutes } from './http/routes/bus.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
 import { shadowRoutes } from './http/routes/shadow.ts';
+import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
+import { Phases } from './core/phases.ts';
+import { Readiness } from './http/readiness.ts';
 
 /** The marker detector's cap in wall time (see MarkerWatcherOptions.maxWallRate). */
 const MAX_DETECTIONS_PER_WALL_SECOND = 10;
@@ -89,6 +91,8 @@ export interface ServerOptions {
   readonly shadow?: boolean;
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
+  /** Where the start's time goes, part by part (the start-up line prints it). */
+  readonly phases?: Phases;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -111,6 +115,8 @@ export interface RobotServer {
   readonly metrics: RobotMetrics;
   /** The twin beside the real robot (--shadow), when it runs. */
   readonly shadow: ShadowTwin | undefined;
+  /** Ready once the custom primitives are loaded (the robot is started before the app exists): /readyz. */
+  readonly readiness: Readiness;
   /** Stops the robot and the backend; idempotent. */
   close(): Promise<void>;
 }
@@ -152,22 +158,29 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
 
 export async function createRobotServer(opts: ServerOptions): Promise<RobotServer> {
   const logger = opts.logger ?? silentLogger;
+  const phases = opts.phases ?? new Phases();
   const config = await loadRobotConfig(opts.robot);
   if (opts.guard && !(opts.backend === 'real' && (opts.shadow ?? config.shadow)))
     throw new ConfigError(
       '--guard',
       'the guard predicts moves with the twin: it needs --backend=real --shadow',
     );
+  phases.mark('config');
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
+  phases.mark('urdf');
   const backend = await createBackend(opts, config, urdf);
   await backend.open();
+  phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
   const simulation = backend instanceof SimBackend ? backend.simulation : undefined;
+  // Static imports only: under the tests' loader a dynamic import of a project module can load a second copy of
+  // core/errors.ts, whose RobotErrors the error handler would not recognise (500 instead of 404).
+  const real = backend instanceof RealBackend ? backend : undefined;
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
   const shadow =
-    backend instanceof RealBackend && (opts.shadow ?? config.shadow)
-      ? new ShadowTwin({ config, urdf, real: backend, log: (line) => logger.warn(line) })
+    real && (opts.shadow ?? config.shadow)
+      ? new ShadowTwin({ config, urdf, real, log: (line) => logger.warn(line) })
       : undefined;
   const guard =
     shadow && opts.guard
@@ -200,6 +213,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   });
   const store = new RecordStore(path.resolve(opts.recordsDir ?? 'records'), logger);
   const records = new RecordsService({ robot, manager: primitives, store, logger });
+  phases.mark('robot');
   try {
     await primitives.open();
     await records.open();
@@ -212,6 +226,10 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     await backend.close();
     throw err;
   }
+  phases.mark('records');
+  // Custom primitives load in worker threads meanwhile: the server is not ready (503 but for the probes) until then.
+  const readiness = new Readiness();
+  readiness.wait('custom primitives', primitives.customLoaded());
   // In real time the detector runs in a worker thread; on a manual clock inline, so each detection belongs to the sim
   // instant it was asked at.
   const detector =
@@ -241,17 +259,16 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       runningPrimitives: () => primitives.runningList().length,
       realTimeFactor: simulation && (() => simulation.realTimeFactor()),
       physics: simulation && (() => simulation.stats()),
-      bus:
-        backend instanceof RealBackend
-          ? () => ({
-              transactions: backend.stats.transactions,
-              timeouts: [...backend.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
-            })
-          : undefined,
+      bus: real
+        ? () => ({
+            transactions: real.stats.transactions,
+            timeouts: [...real.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
+          })
+        : undefined,
     },
     opts.metricsLabels,
   );
-  if (backend instanceof RealBackend) backend.onCycle((report) => metrics.loopLate(report.lateMs));
+  real?.onCycle((report) => metrics.loopLate(report.lateMs));
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
@@ -263,9 +280,9 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   ];
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
-  if (backend instanceof RealBackend) routes.push(...busRoutes(backend));
+  if (real) routes.push(...busRoutes(real));
   // On the real backend without --shadow the routes answer 404 with a tip; the sim has nothing to shadow.
-  if (backend instanceof RealBackend) routes.push(...shadowRoutes(shadow, 'real'));
+  if (real) routes.push(...shadowRoutes(shadow, 'real'));
   const has = (path: string) => routes.some((r) => r.method === 'GET' && r.path === path);
   const view = await createWebView({
     robot,
@@ -291,9 +308,11 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     requestLog: opts.requestLog,
     viewPath: '/ui/',
     alsoListed: view.listed,
+    readiness,
   });
   metrics.instrument(app);
   await view.registerStream(app);
+  phases.mark('http');
   backend.start?.();
   markers?.start();
   let closing: Promise<void> | undefined;
@@ -309,6 +328,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     stream: view.stream,
     metrics,
     shadow,
+    readiness,
     close() {
       closing ??= (async () => {
         // Pending `wait` answers go out first (503 "server shutting down"); idle keep-alive sockets close with the

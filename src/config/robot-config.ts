@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 import { cameraRealismSchema } from './camera-realism.ts';
 import { roomSchema } from './room.ts';
+import { PACKAGE_ROOT } from '../core/entry.ts';
 
 import { MOTOR_MODELS } from '../dynamixel/registers.ts';
 
@@ -220,7 +221,7 @@ export const BUILTIN_ROBOTS = ['ergo-jr', 'torso', 'humanoid'] as const;
 
 export function robotConfigPath(robot: string): string {
   if ((BUILTIN_ROBOTS as readonly string[]).includes(robot)) {
-    return path.resolve(import.meta.dirname, '../../robots', `${robot}.json`);
+    return path.join(PACKAGE_ROOT, 'robots', `${robot}.json`);
   }
   return path.resolve(robot);
 }

@@ -3,7 +3,6 @@
  * and JSON lines otherwise, written synchronously so nothing is lost when the process exits.
  */
 import pino from 'pino';
-import pretty from 'pino-pretty';
 
 /**
  * Where the robot and everything above it log. main.ts backs it with pino (`asLogger`); `debug` is optional so
@@ -27,10 +26,16 @@ export interface LogOptions {
   readonly pretty?: boolean;
 }
 
-export function createPino(opts: LogOptions): pino.Logger {
+/** The server's log; pino-pretty (~100 ms to load) is loaded only for a terminal. */
+export async function createPino(opts: LogOptions): Promise<pino.Logger> {
   const readable = opts.pretty ?? Boolean(process.stdout.isTTY);
   const stream = readable
-    ? pretty({ sync: true, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
+    ? (await import('pino-pretty')).default({
+        sync: true,
+        colorize: true,
+        ignore: 'pid,hostname',
+        translateTime: 'HH:MM:ss.l',
+      })
     : pino.destination({ dest: 1, sync: true });
   return pino({ level: opts.level, base: undefined }, stream);
 }

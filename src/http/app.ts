@@ -13,6 +13,8 @@ import { defaultProfile, etagOf, type Profile } from './profile.ts';
 import { RawReply, type RouteRequest, type RouteSpec, displayPath } from './route.ts';
 import type { ChangeCounter } from './robot-answer.ts';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './timeouts.ts';
+import { Readiness } from './readiness.ts';
+import { HEALTH_PATH, healthRoutes, notReady } from './routes/health.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
@@ -36,6 +38,9 @@ export interface AppOptions {
   readonly alsoListed?: readonly Pick<RouteSpec, 'method' | 'path' | 'summary'>[];
   /** GET / instead of the index of every path (a classroom's landing page). */
   readonly home?: Pick<RouteSpec, 'summary' | 'handler'>;
+  /** Until it is ready, every route but /healthz answers 503 with a tip and Retry-After (default: always
+   * ready, and no probes: the app's owner serves its own). */
+  readonly readiness?: Readiness;
 }
 
 const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
@@ -67,6 +72,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   };
   const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
   let closing = false;
+  const readiness = opts.readiness ?? new Readiness();
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const app = Fastify({
     logger: false,
@@ -111,7 +117,10 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.addHook('onRequest', (req, reply, done) => {
     commonHeaders(req, reply);
     if (closing) done(shuttingDown());
-    else done();
+    else if (!readiness.ready && !req.url.startsWith(HEALTH_PATH)) {
+      reply.header('Retry-After', '1');
+      done(notReady(readiness));
+    } else done();
   });
   app.addHook('preClose', (done) => {
     closing = true;
@@ -162,6 +171,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       ...opts.home,
     },
     openApiRoute(app),
+    ...(opts.readiness ? healthRoutes(opts.readiness) : []),
     ...opts.routes,
   ];
   const patterns = all.map((r) => ({ method: r.method, re: pathRegex(r.path) }));

@@ -3,6 +3,9 @@
  * served at GET /openapi.json, and the browsable reference at /docs (@fastify/swagger-ui; its files ship in the
  * package, so it works offline).
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +20,12 @@ interface OperationLike {
     content?: Record<string, { schema?: { type?: string; required?: string[] } }>;
   };
 }
+
+/**
+ * The reference page's files, found through Node's resolution: the server may run bundled (dist/), where the
+ * package's own `__dirname` does not exist, so its folder and logo are given to it.
+ */
+const UI_DIR = path.dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json'));
 
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -146,7 +155,12 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
       };
     },
   });
-  void app.register(swaggerUi, { routePrefix: DOCS_PATH, staticCSP: true });
+  void app.register(swaggerUi, {
+    routePrefix: DOCS_PATH,
+    staticCSP: true,
+    baseDir: path.join(UI_DIR, 'static'),
+    logo: { type: 'image/svg+xml', content: readFileSync(path.join(UI_DIR, 'static/logo.svg')) },
+  });
 }
 
 /** GET /openapi.json, served beside the routes (the index page lists it). */

@@ -6,6 +6,7 @@
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BUILT, entryModule } from '../core/entry.ts';
 import type { FromBus, ToBus } from './bus-messages.ts';
 import { serveBus } from './bus-service.ts';
 import type { SerialBinding } from './serial-binding.ts';
@@ -26,12 +27,12 @@ export interface BusHostEvents {
 
 export type StartBusHost = (events: BusHostEvents) => BusHost;
 
-const ENTRY = fileURLToPath(new URL('./bus-process.ts', import.meta.url));
+const ENTRY = fileURLToPath(entryModule(new URL('./bus-process.ts', import.meta.url), 'bus-process'));
 
-/** The bus process (bus-process.ts), under the loader this server runs under (tsx), from any directory. */
+/** The bus process (bus-process.ts), built or under the loader this server runs under (tsx), from any directory. */
 export const forkBusProcess: StartBusHost = (events) => {
   const child = fork(ENTRY, [], {
-    execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
+    execArgv: BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

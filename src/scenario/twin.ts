@@ -22,8 +22,9 @@ export async function openTwin(robot: string, opts: Partial<ServerOptions> = {})
   const server = await createRobotServer({ backend: 'sim', robot, speed: 'manual', ...opts });
   const sim = server.simulation;
   if (!sim) throw new Error('the twin needs the sim backend');
-  // Custom primitives in worker threads load in the background; a script expects them listed once it has the twin.
-  await server.primitives.customLoaded();
+  // Custom primitives in worker threads load in the background; a script expects them listed once it has the twin
+  // (and the app answers 503 until then).
+  await server.readiness.whenReady();
   const twin: Twin = Object.assign(server, {
     advance: (s: number) => sim.advance(s),
     get: (url: string) => server.app.inject({ method: 'GET', url }),

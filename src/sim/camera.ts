@@ -55,13 +55,16 @@ export const DEFAULT_SHOW_DISTANCE = 0.2;
 export class SimCamera implements Camera {
   readonly resolution: readonly [number, number];
   readonly fps: number;
-  readonly scene: TwinScene;
   readonly cards: CardTable;
-  readonly #rasterizer: Rasterizer;
+  /** Built on first use (a frame, a pose): the room and meshes cost a start ~0.6-1 s that no answer needs. */
+  #scene: TwinScene | undefined;
+  #rasterizerMade: Rasterizer | undefined;
+  readonly #build: () => { scene: TwinScene; rasterizer: Rasterizer };
+  /** Made at once: it checks the robot config's lens settings (a bad one stops the start). */
+  readonly #model: CameraModel | undefined;
   readonly #jointAngles: () => ReadonlyMap<string, number>;
   readonly #now: (() => number) | undefined;
   readonly #jointVelocities: (() => ReadonlyMap<string, number>) | undefined;
-  readonly #model: CameraModel | undefined;
   #effects: ImageEffects;
   #lightLevel = 1;
   #frames = 0;
@@ -77,14 +80,17 @@ export class SimCamera implements Camera {
     this.#jointAngles = opts.jointAngles;
     this.#now = opts.now;
     this.#jointVelocities = opts.jointVelocities;
-    this.scene = new TwinScene({
-      urdf: opts.urdf,
-      table: opts.table,
-      cards: opts.cards.list(),
-      camera: opts.camera,
-      room: opts.room ?? null,
+    this.#build = () => ({
+      // The cards as they are now: their moves before this were not followed.
+      scene: new TwinScene({
+        urdf: opts.urdf,
+        table: opts.table,
+        cards: opts.cards.list(),
+        camera: opts.camera,
+        room: opts.room ?? null,
+      }),
+      rasterizer: new Rasterizer(this.resolution[0], this.resolution[1]),
     });
-    this.#rasterizer = new Rasterizer(this.resolution[0], this.resolution[1]);
     if (opts.realism)
       this.#model = new CameraModel(
         this.resolution[0],
@@ -94,9 +100,24 @@ export class SimCamera implements Camera {
         opts.realism,
       );
     opts.cards.onChange((card) => {
-      this.scene.setCardPose(card.name, card);
+      this.#scene?.setCardPose(card.name, card);
       this.#version++;
     });
+  }
+
+  /** The three.js world the camera sees (built on first use). */
+  get scene(): TwinScene {
+    if (!this.#scene) {
+      const built = this.#build();
+      this.#scene = built.scene;
+      this.#rasterizerMade = built.rasterizer;
+    }
+    return this.#scene;
+  }
+
+  get #rasterizer(): Rasterizer {
+    void this.scene;
+    return this.#rasterizerMade!;
   }
 
   /** Exposure, blur and noise applied to every frame (tests make frames harder with them). */

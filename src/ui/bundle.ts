@@ -3,9 +3,10 @@
  * request and kept in memory: no build step, no CDN, works offline. A failed build is reported and retried on the
  * next request.
  */
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../core/entry.ts';
 
-export const BROWSER_DIR = fileURLToPath(new URL('./browser/', import.meta.url));
+export const BROWSER_DIR = path.join(PACKAGE_ROOT, 'src/ui/browser/');
 
 export class BrowserBundle {
   readonly #entry: string;

@@ -6,7 +6,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Frame } from '../core/backend.ts';
-import { typescriptWorkerBoot } from '../core/ts-worker.ts';
+import { workerBoot } from '../core/ts-worker.ts';
+import { entryModule } from '../core/entry.ts';
 import type { DetectedMarker } from './detect.ts';
 
 export interface DetectRequest {
@@ -18,7 +19,7 @@ export type DetectResponse =
   | { readonly id: number; readonly markers: DetectedMarker[] }
   | { readonly id: number; readonly error: string };
 
-const ENTRY = new URL('./detect-worker.ts', import.meta.url).href;
+const ENTRY = entryModule(new URL('./detect-worker.ts', import.meta.url), 'detect-worker').href;
 
 export class WorkerDetector {
   #worker: Worker | undefined;
@@ -51,7 +52,7 @@ export class WorkerDetector {
   }
 
   #spawn(): Worker {
-    const worker = new Worker(typescriptWorkerBoot(ENTRY), { eval: true, execArgv: [] });
+    const worker = new Worker(workerBoot(ENTRY), { eval: true, execArgv: [] });
     worker.unref(); // never keeps the process alive on its own
     worker.on('message', (res: DetectResponse) => {
       const waiting = this.#pending.get(res.id);

@@ -1,12 +1,17 @@
-/** The command line as a user runs it: a real `node --import tsx src/main.ts` process. */
+/**
+ * The command line as a user runs it: a real `node --import tsx src/main.ts` process, and the built server
+ * (bin/poppy-twin.js, what `npm start` and `npx poppy-twin` run).
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAIN = path.join(ROOT, 'src/main.ts');
+const SOURCES = ['--import', 'tsx', MAIN];
+const BIN = [path.join(ROOT, 'bin/poppy-twin.js')];
 const URL_RE = /(http:\/\/[^\s/]+)\//;
 
 interface Exit {
@@ -18,8 +23,11 @@ interface Exit {
 
 const children = new Set<ChildProcess>();
 
-function launch(args: string[]): { child: ChildProcess; exited: Promise<Exit>; out: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+function launch(
+  args: string[],
+  entry = SOURCES,
+): { child: ChildProcess; exited: Promise<Exit>; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -35,7 +43,7 @@ function launch(args: string[]): { child: ChildProcess; exited: Promise<Exit>; o
       resolve({ code, signal, stdout, stderr });
     }),
   );
-  return { child, exited, out: () => stdout };
+  return { child, exited, out: () => stdout, err: () => stderr };
 }
 
 /** Runs to the end (for commands that must stop by themselves), killing it after `ms`. */
@@ -50,9 +58,9 @@ async function run(args: string[], ms = 15000): Promise<Exit> {
 }
 
 /** Starts a server and waits for its start-up line; returns the base URL. */
-async function start(args: string[]) {
-  const proc = launch(args);
-  const deadline = Date.now() + 15000;
+async function start(args: string[], entry = SOURCES) {
+  const proc = launch(args, entry);
+  const deadline = Date.now() + 30000;
   let done = false;
   void proc.exited.then(() => (done = true));
   while (!URL_RE.test(proc.out())) {
@@ -247,5 +255,62 @@ describe('CLI (src/main.ts as a process)', function () {
       server.child.kill('SIGTERM');
       expect((await server.exited).signal).to.equal('SIGTERM');
     }
+  });
+
+  it('custom primitives are in the first answer: 503 with a tip (but /healthz) until they are loaded', async () => {
+    const server = await start([
+      '--port',
+      '0',
+      '--records-dir',
+      tmp,
+      '--primitives-dir',
+      'examples/primitives',
+    ]);
+    try {
+      expect((await fetch(`${server.base}/healthz`)).status).to.equal(200);
+      const seen: number[] = [];
+      for (;;) {
+        const res = await fetch(`${server.base}/primitives/list.json`);
+        seen.push(res.status);
+        if (res.status === 503) {
+          expect(((await res.json()) as { tip: string }).tip).to.match(/GET \/readyz/);
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
+        expect(res.status).to.equal(200);
+        expect(((await res.json()) as { primitives: string[] }).primitives).to.include('sinus');
+        break;
+      }
+      expect(new Set(seen.slice(0, -1))).to.satisfy((s: Set<number>) => s.size === 0 || s.has(503));
+      expect((await fetch(`${server.base}/readyz`)).status).to.equal(200);
+      // The start-up line comes once ready, with each part's time.
+      while (!/ready in \d+ ms: .*custom primitives \d+ ms/.test(server.out()))
+        await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('the bin runs the build (rebuilt first when src/ changed) and serves the same API', async () => {
+    const now = new Date();
+    await utimes(path.join(ROOT, 'src/core/phases.ts'), now, now);
+    const first = await start(['--port', '0', '--records-dir', tmp], BIN);
+    try {
+      // Whatever made it stale first (this touch, or sources added since the last build), it says why and rebuilds.
+      expect(first.err()).to.match(
+        /^poppy-twin: built dist\/ \((src\/ changed|files were added)[^)]*\) in \d+ ms\n$/,
+      );
+      expect(first.line).to.match(/ergo-jr.*ready in \d+ ms: node \d+ ms, modules \d+ ms, config/);
+      const res = await fetch(`${first.base}/motors/list.json`);
+      expect(await res.json()).to.deep.equal({ motors: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'] });
+    } finally {
+      first.child.kill('SIGTERM');
+      expect((await first.exited).signal).to.equal('SIGTERM');
+    }
+    const again = await start(['--port', '0', '--records-dir', tmp], BIN);
+    again.child.kill('SIGTERM');
+    const exit = await again.exited;
+    expect(exit.stderr, 'no rebuild when nothing changed').to.equal('');
   });
 });

@@ -197,11 +197,13 @@ describe('deploy: the Dockerfile and the Kubernetes manifests', function () {
     for (const l of final.lines.filter((x) => /^COPY (?!--from)/.test(x)))
       for (const src of l.split(/\s+/).slice(1, -1))
         expect(existsSync(path.join(ROOT, src)), src).to.equal(true);
-    // tsx runs the sources: it must be a production dependency.
+    // The build is made in the image (esbuild), and tsx runs the operator's custom primitives: both are production
+    // dependencies.
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
     expect(pkg.dependencies).to.have.property('tsx');
+    expect(pkg.dependencies).to.have.property('esbuild');
     expect(pkg.dependencies).to.have.property('prom-client');
   });
 });

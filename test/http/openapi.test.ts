@@ -44,6 +44,8 @@ const BEYOND_V4 = new Set([
   '/metrics',
   '/shadow/status.json',
   '/shadow/events.json',
+  '/healthz',
+  '/readyz',
   '/ui',
   '/primitives/problems.json',
   '/primitives/{primitive}/status.json',

@@ -76,7 +76,7 @@ describe('the real bus routes (in-memory bus)', function () {
       expect(res.json()).to.deep.equal({ motor: 'm3', id: 3, rebooted: true });
       await until('m3 to report no error', async () => ((await m3()).errors.length === 0 ? true : undefined));
       const unknown = await server.app.inject({ method: 'POST', url: '/bus/motors/nope/reboot.json' });
-      expect(unknown.statusCode).to.equal(404);
+      expect(unknown.statusCode, unknown.body).to.equal(404);
     } finally {
       await close();
     }

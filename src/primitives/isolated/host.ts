@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { RobotError, timedOut } from '../../core/errors.ts';
 import { typescriptWorkerBoot } from '../../core/ts-worker.ts';
+import { entryModule } from '../../core/entry.ts';
 import type { Logger } from '../../core/logger.ts';
 import {
   type MethodSpec,
@@ -47,7 +48,8 @@ export const DEFAULT_ISOLATION: IsolationOptions = {
 /** A worker's boot, before its module loads, may take this long (ms): only a boot that hangs reaches it. */
 const BOOT_TIMEOUT_MS = 60_000;
 
-const WORKER_ENTRY = new URL('./worker.ts', import.meta.url).href;
+// Built or not, the worker registers tsx: the operator's primitives are TypeScript.
+const WORKER_ENTRY = entryModule(new URL('./worker.ts', import.meta.url), 'primitive-worker').href;
 
 /** The worker registers tsx's loader itself (a worker's execArgv does not carry module hooks on Node 20). */
 const workerBoot = () => typescriptWorkerBoot(WORKER_ENTRY);

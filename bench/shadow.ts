@@ -6,8 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type RobotServer, createRobotServer } from '../src/server.ts';
-import { EmulatorProcess } from '../test/shadow/emulator-process.ts';
+import { startShadowRig } from '../test/shadow/emulator-process.ts';
 
 const MOVES: readonly [string, number, number][] = [
   ['m1', 40, 1],
@@ -37,29 +36,9 @@ interface Status {
 
 export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-bench-'));
-  const { emulator, device } = await EmulatorProcess.start(['--robot', 'ergo-jr', '--faults', 'drop=0.05']);
-  const logs: string[] = [];
-  let server: RobotServer | undefined;
+  const rig = await startShadowRig({ faults: 'drop=0.05', recordsDir: path.join(tmp, 'records') });
+  const call = async (method: string, p: string, body?: unknown) => (await rig.call(method, p, body)).body;
   try {
-    server = await createRobotServer({
-      backend: 'real',
-      robot: 'ergo-jr',
-      real: { serial: device },
-      shadow: true,
-      recordsDir: path.join(tmp, 'records'),
-      logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
-    });
-    await server.app.listen({ port: 0, host: '127.0.0.1' });
-    const addr = server.app.server.address();
-    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-    const call = async (method: string, p: string, body?: unknown) =>
-      (await (
-        await fetch(url + p, {
-          method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-      ).json()) as Record<string, unknown>;
     for (const m of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'])
       await call('POST', `/motors/${m}/registers/compliant/value.json`, false);
     await call('POST', '/motors/m2/goto.json', { position: -60, duration: 1, wait: true });
@@ -90,8 +69,7 @@ export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
     }
     return out;
   } finally {
-    await server?.close();
-    await emulator.close();
+    await rig.close();
     rmSync(tmp, { recursive: true, force: true });
   }
 }

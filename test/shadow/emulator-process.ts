@@ -3,6 +3,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { until } from '../helpers.ts';
+import { type RobotServer, createRobotServer } from '../../src/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -72,4 +73,65 @@ export class EmulatorProcess {
     await gone;
     clearTimeout(timer);
   }
+}
+
+/** The Ergo Jr's server on the real backend with its twin beside it, over an emulator process, listening on HTTP. */
+export interface ShadowRig {
+  readonly emulator: EmulatorProcess;
+  readonly server: RobotServer;
+  /** Warnings and errors logged (and info lines, with `infoLogs`). */
+  readonly logs: string[];
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export async function startShadowRig(opts: {
+  readonly faults?: string;
+  readonly guard?: boolean;
+  readonly infoLogs?: boolean;
+  readonly recordsDir: string;
+}): Promise<ShadowRig> {
+  const started = await EmulatorProcess.start([
+    '--robot',
+    'ergo-jr',
+    ...(opts.faults ? ['--faults', opts.faults] : []),
+  ]);
+  const logs: string[] = [];
+  const keep = (m: string) => logs.push(m);
+  const server = await createRobotServer({
+    backend: 'real',
+    robot: 'ergo-jr',
+    real: { serial: started.device },
+    shadow: true,
+    guard: opts.guard,
+    recordsDir: opts.recordsDir,
+    logger: { info: opts.infoLogs ? keep : () => {}, warn: keep, error: keep },
+  }).catch(async (err: unknown) => {
+    await started.emulator.close();
+    throw err;
+  });
+  await server.app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = server.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  return {
+    emulator: started.emulator,
+    server,
+    logs,
+    async call(method, p, body) {
+      const res = await fetch(url + p, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+    async close() {
+      await server.close();
+      await started.emulator.close();
+    },
+  };
 }

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
-import { type RobotServer, createRobotServer } from '../../src/server.ts';
+import { createRobotServer } from '../../src/server.ts';
 import { ConfigError } from '../../src/core/errors.ts';
-import { EmulatorProcess } from './emulator-process.ts';
+import { type ShadowRig, startShadowRig } from './emulator-process.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-guard-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -29,18 +29,8 @@ const INTO_TABLE = { xyz: '0.1,0,-0.2', duration: 2, wait: false };
 
 describe('the guard beside the Ergo Jr on the bus emulator', function () {
   this.timeout(120000);
-  let emulator: EmulatorProcess;
-  let server: RobotServer;
-  let url: string;
-  const logs: string[] = [];
-  const call = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(url + p, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  let rig: ShadowRig;
+  const call = (method: string, p: string, body?: unknown) => rig.call(method, p, body);
   const positions = async () =>
     (await call('GET', '/motors/registers/present_position/list.json')).body.present_position as Record<
       string,
@@ -54,20 +44,7 @@ describe('the guard beside the Ergo Jr on the bus emulator', function () {
 
   before(async function () {
     this.timeout(60000);
-    const started = await EmulatorProcess.start(['--robot', 'ergo-jr']);
-    emulator = started.emulator;
-    server = await createRobotServer({
-      backend: 'real',
-      robot: 'ergo-jr',
-      real: { serial: started.device },
-      shadow: true,
-      guard: true,
-      recordsDir: path.join(tmp, 'records'),
-      logger: { info: (m) => logs.push(m), warn: (m) => logs.push(m), error: (m) => logs.push(m) },
-    });
-    await server.app.listen({ port: 0, host: '127.0.0.1' });
-    const addr = server.app.server.address();
-    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    rig = await startShadowRig({ guard: true, infoLogs: true, recordsDir: path.join(tmp, 'records') });
     for (const m of MOTORS)
       expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
     // Upright, clear of the table: the limp arm may have folded onto it already, and the guard refuses only a contact
@@ -76,10 +53,7 @@ describe('the guard beside the Ergo Jr on the bus emulator', function () {
     const stood = await call('POST', '/motors/goto.json?force=true', upright);
     expect(stood.status, JSON.stringify(stood.body)).to.equal(200);
   });
-  after(async () => {
-    await server?.close();
-    await emulator?.close();
-  });
+  after(() => rig?.close());
 
   it('refuses an IK goto that drives the tip into the table: 409 naming the links, the time, the positions', async () => {
     const before = await goals();
@@ -124,7 +98,7 @@ describe('the guard beside the Ergo Jr on the bus emulator', function () {
   });
 
   it('moves anyway with ?force=true, and logs that the guard was skipped', async () => {
-    const skipped = () => logs.filter((l) => /^guard: skipped \(\?force=true\)/.test(l)).length;
+    const skipped = () => rig.logs.filter((l) => /^guard: skipped \(\?force=true\)/.test(l)).length;
     const before = skipped();
     const res = await call('POST', '/ik/chain/goto.json?force=true', { ...INTO_TABLE, duration: 1 });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
-import { EmulatorProcess } from './emulator-process.ts';
+import { EmulatorProcess, type ShadowRig, startShadowRig } from './emulator-process.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -30,49 +30,24 @@ interface StatusAnswer {
 }
 describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
   this.timeout(60000);
-  let emulator: EmulatorProcess;
-  let server: RobotServer;
-  let url: string;
-  const logs: string[] = [];
-  const call = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(url + p, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  let rig: ShadowRig;
+  const call = (method: string, p: string, body?: unknown) => rig.call(method, p, body);
   const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as StatusAnswer;
   const goto = (motor: string, position: number, duration: number, wait = false) =>
     call('POST', `/motors/${motor}/goto.json`, { position, duration, wait });
-  const fault = async (line: string) => expect(await emulator.send(line), line).to.match(/^faults /);
+  const fault = async (line: string) => expect(await rig.emulator.send(line), line).to.match(/^faults /);
   const present = async (motor: string) =>
     (await call('GET', `/motors/${motor}/registers/present_position/value.json`)).body
       .present_position as number;
 
   before(async function () {
     this.timeout(60000);
-    const started = await EmulatorProcess.start(['--robot', 'ergo-jr', '--faults', 'drop=0.05']);
-    emulator = started.emulator;
-    server = await createRobotServer({
-      backend: 'real',
-      robot: 'ergo-jr',
-      real: { serial: started.device },
-      shadow: true,
-      recordsDir: path.join(tmp, 'records'),
-      logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
-    });
-    await server.app.listen({ port: 0, host: '127.0.0.1' });
-    const addr = server.app.server.address();
-    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    rig = await startShadowRig({ faults: 'drop=0.05', recordsDir: path.join(tmp, 'records') });
     for (const m of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'])
       expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
     await goto('m2', -60, 1, true);
   });
-  after(async () => {
-    await server?.close();
-    await emulator?.close();
-  });
+  after(() => rig?.close());
 
   it('answers its status: per motor the real and twin readings, the error and the band', async () => {
     const s = await status();
@@ -118,7 +93,7 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
     );
     const raisedMs = performance.now() - setAt;
     expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
-    expect(logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
+    expect(rig.logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
     const offAt = performance.now();
     await fault(off);
     await until(

@@ -6,22 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startShadowRig } from '../test/shadow/emulator-process.ts';
-
-const MOVES: readonly [string, number, number][] = [
-  ['m1', 40, 1],
-  ['m3', 10, 0.8],
-  ['m1', -30, 1.2],
-  ['m4', 45, 0.6],
-  ['m5', 20, 1],
-  ['m2', -30, 1],
-  ['m6', 20, 0.5],
-  ['m1', 0, 0.7],
-  ['m4', 0, 1],
-  ['m3', 35, 1],
-  ['m2', -60, 1],
-  ['m5', 55, 0.8],
-];
+import { EVERYDAY_GOTOS, startShadowRig } from '../test/shadow/emulator-process.ts';
 
 export interface ShadowRound {
   readonly events: { motor: string; kind: string; error: string }[];
@@ -46,7 +31,7 @@ export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
     for (let r = 0; r < rounds; r++) {
       const t0 = ((await call('GET', '/shadow/status.json')) as unknown as Status).time;
       const worst = { motor: '', error: 0, band: 1 };
-      for (const [motor, position, duration] of MOVES) {
+      for (const [motor, position, duration] of EVERYDAY_GOTOS) {
         await call('POST', `/motors/${motor}/goto.json`, { position, duration });
         const end = performance.now() + duration * 1000 + 300;
         while (performance.now() < end) {

@@ -123,20 +123,28 @@ export class ShadowTwin {
   }
 
   /**
-   * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle, its servo
-   * keeping the goal it had (setPose puts the goal on the pose).
+   * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle.
    */
   async #reanchor(realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
-    const ids = this.#motors.map((m) => m.id);
-    const goals = await this.sim.bus.read(ids, 'goal_position');
     const pose = new Map<number, number>();
     for (const m of this.#motors) {
       const v = realPos?.get(m.id);
       if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
     }
+    await this.#place(pose);
+    this.stats.reanchored++;
+  }
+
+  /**
+   * Puts joints at rest on the given angles (raw degrees by id), their servos keeping the goals they were sent:
+   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not (a goal
+   * written a cycle before its torque enable must survive the cycle in which the twin still follows the joint).
+   */
+  async #place(pose: ReadonlyMap<number, number>): Promise<void> {
+    if (!pose.size) return;
+    const goals = await this.sim.bus.read([...pose.keys()], 'goal_position');
     this.sim.simulation.setPose(pose);
     await this.sim.bus.write('goal_position', goals);
-    this.stats.reanchored++;
   }
 
   #onCycle(report: CycleReport): void {
@@ -189,7 +197,7 @@ export class ShadowTwin {
       if (Math.abs(deg - positionToDeg(m.spec, twinPos0.get(m.id) as number)) > FOLLOW_DEG)
         follow.set(m.id, deg);
     }
-    if (follow.size) sim.simulation.setPose(follow);
+    await this.#place(follow);
     const steps = Math.floor(this.#owed / sim.dt + 1e-9);
     if (steps > 0) {
       this.#owed -= steps * sim.dt;

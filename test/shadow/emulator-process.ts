@@ -75,6 +75,22 @@ export class EmulatorProcess {
   }
 }
 
+/** Everyday gotos of the Ergo Jr, [motor, position, duration s]: shadow mode must raise no event through them. */
+export const EVERYDAY_GOTOS: readonly (readonly [string, number, number])[] = [
+  ['m1', 40, 1],
+  ['m3', 10, 0.8],
+  ['m1', -30, 1.2],
+  ['m4', 45, 0.6],
+  ['m5', 20, 1],
+  ['m2', -30, 1],
+  ['m6', 20, 0.5],
+  ['m1', 0, 0.7],
+  ['m4', 0, 1],
+  ['m3', 35, 1],
+  ['m2', -60, 1],
+  ['m5', 55, 0.8],
+];
+
 /** The Ergo Jr's server on the real backend with its twin beside it, over an emulator process, listening on HTTP. */
 export interface ShadowRig {
   readonly emulator: EmulatorProcess;

@@ -1,0 +1,195 @@
+/**
+ * The shadow twin and its comparator without a bus: the real backend is scripted (its cycle reports and its write
+ * tap are called by the test), so each case is deterministic, whatever the machine's load.
+ */
+import { expect } from 'chai';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { type BusRegister, type RawValue, degToPosition, modelSpec } from '../../src/dynamixel/registers.ts';
+import type { RealBackend } from '../../src/real/backend.ts';
+import type { CycleReport } from '../../src/real/sync-loop.ts';
+import { BAND, Comparator, type Reading, classify } from '../../src/shadow/comparator.ts';
+import { ShadowTwin } from '../../src/shadow/twin.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+
+/** A real backend as the twin sees it: models, a clock, health, a bus read at open, and the two taps. */
+class ScriptedReal {
+  readonly spec = modelSpec('XL-320');
+  readonly models = new Map([1, 2, 3, 4, 5, 6].map((id) => [id, this.spec]));
+  readonly health = new Map([1, 2, 3, 4, 5, 6].map((id) => [id, { online: true }]));
+  now = 10;
+  readonly clock = { now: () => this.now };
+  /** Raw degrees of each servo, as the bus reads them. */
+  readonly positions = new Map([1, 2, 3, 4, 5, 6].map((id) => [id, 0]));
+  #writeIndex = 0;
+  #writes = 0;
+  #seq = 0;
+  #writeListener?: (reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number) => void;
+  #cycleListener?: (report: CycleReport) => void;
+  readonly bus = {
+    read: async (ids: readonly number[]) =>
+      new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)])),
+  };
+  onWrite(l: (reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number) => void) {
+    this.#writeListener = l;
+    return () => (this.#writeListener = undefined);
+  }
+  onCycle(l: (report: CycleReport) => void) {
+    this.#cycleListener = l;
+    return () => (this.#cycleListener = undefined);
+  }
+  /** The server queues a write (it goes out on the bus at a later cycle). */
+  queue(reg: BusRegister, values: [number, RawValue][]): void {
+    this.#writeListener?.(reg, new Map(values), ++this.#writeIndex);
+  }
+  /** A cycle 20 ms after the last one, which sent `sent` more of the queued writes. */
+  cycle(sent: number): void {
+    this.now += 0.02;
+    this.#writes += sent;
+    const ids = [...this.positions.keys()];
+    this.#cycleListener?.({
+      seq: ++this.#seq,
+      startedAt: performance.timeOrigin + performance.now(),
+      lateMs: 0,
+      values: [
+        ['present_position', ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)])],
+        ['present_speed', ids.map((id) => [id, 0])],
+        ['present_load', ids.map((id) => [id, 0])],
+      ],
+      stats: { transactions: 0, sent: 0, received: 0 },
+      writes: this.#writes,
+    });
+  }
+}
+
+describe('the shadow twin, scripted', function () {
+  this.timeout(20000);
+  let real: ScriptedReal;
+  let twin: ShadowTwin;
+  const settle = async () => {
+    // The twin's cycles run on a promise chain: a macrotask lets the queued ones finish.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  beforeEach(async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    real = new ScriptedReal();
+    twin = new ShadowTwin({
+      config,
+      urdf: await loadUrdf(config.urdfPath),
+      real: real as unknown as RealBackend,
+      log: () => {},
+    });
+    real.positions.set(3, 30);
+    await twin.open();
+  });
+  afterEach(() => twin.close());
+
+  it('starts from the measured pose', async () => {
+    const pos = await twin.sim.bus.read([3], 'present_position');
+    expect(pos.get(3)).to.equal(degToPosition(real.spec, 30));
+  });
+
+  it('keeps a goal sent a cycle before its torque enable, while it still follows the compliant joint', async () => {
+    real.cycle(0);
+    // The robot makes m3 stiff where it is (goal, then torque enable: two bus writes, which a busy bus process
+    // sends in two cycles), while the falling real joint has gone on to 24 degrees.
+    const goal = degToPosition(real.spec, 30);
+    real.queue('goal_position', [[3, goal]]);
+    real.queue('torque_enable', [[3, 1]]);
+    real.cycle(1);
+    await settle();
+    real.positions.set(3, 24);
+    real.cycle(1);
+    await settle();
+    expect((await twin.sim.bus.read([3], 'goal_position')).get(3)).to.equal(goal);
+    expect((await twin.sim.bus.read([3], 'torque_enable')).get(3)).to.equal(1);
+  });
+
+  it('follows a compliant joint moved by hand, without changing its goal', async () => {
+    const goal = (await twin.sim.bus.read([3], 'goal_position')).get(3);
+    real.positions.set(3, -20);
+    real.cycle(0);
+    await settle();
+    expect((await twin.sim.bus.read([3], 'present_position')).get(3)).to.equal(
+      degToPosition(real.spec, -20),
+    );
+    expect((await twin.sim.bus.read([3], 'goal_position')).get(3)).to.equal(goal);
+  });
+});
+
+describe('the divergence comparator', () => {
+  const still = (position: number, load = 0): Reading => ({ position, speed: 0, load });
+  const make = () => {
+    const seen: string[] = [];
+    const c = new Comparator({ motors: ['m1'], onEvent: (e, change) => seen.push(`${change} ${e.kind}`) });
+    return { c, seen };
+  };
+
+  it('raises nothing for a difference within the dead band, however long', () => {
+    const { c, seen } = make();
+    for (let t = 0; t < 5; t += 0.02) c.update(t, 'm1', still(BAND.DEAD_BAND_DEG * 0.9), true, still(0), false);
+    expect(seen).to.deep.equal([]);
+    expect(c.status()[0]!.state).to.equal('agree');
+  });
+
+  it('raises an offset after the hold time, not before, and clears it once back in the band', () => {
+    const { c, seen } = make();
+    let t = 0;
+    for (; t < BAND.HOLD_S - 0.05; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+    expect(c.status()[0]!.state).to.equal('diverging');
+    for (; t < BAND.HOLD_S + 0.1; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+    expect(seen).to.deep.equal(['raised offset']);
+    expect(c.active()).to.have.length(1);
+    const end = t + BAND.CLEAR_HOLD_S + 0.05;
+    for (; t < end; t += 0.02) c.update(t, 'm1', still(0.5), true, still(0), false);
+    expect(seen).to.deep.equal(['raised offset', 'cleared offset']);
+    expect(c.events()[0]!.until).to.be.a('number');
+  });
+
+  it('widens the band with the speed of a moving joint', () => {
+    const { c } = make();
+    const moving = { position: 0, speed: 200, load: 0 };
+    const r = c.update(0, 'm1', { ...moving, position: 8 }, true, moving, false);
+    expect(r.band).to.be.closeTo(BAND.DEAD_BAND_DEG + BAND.LAG_S * 200, 1e-9);
+    expect(r.state).to.equal('agree');
+  });
+
+  it('says offline after the hold time without readings, and clears when the motor is back', () => {
+    const { c, seen } = make();
+    let t = 0;
+    for (; t < BAND.HOLD_S + 0.1; t += 0.02) c.update(t, 'm1', undefined, false, still(0), false);
+    expect(seen).to.deep.equal(['raised offline']);
+    c.update(t, 'm1', still(0), true, still(0), false);
+    expect(seen).to.deep.equal(['raised offline', 'cleared offline']);
+  });
+
+  it('compares nothing for a compliant joint', () => {
+    const { c, seen } = make();
+    for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', still(40), true, still(0), true);
+    expect(seen).to.deep.equal([]);
+    expect(c.status()[0]!.state).to.equal('compliant');
+  });
+
+  it('classifies: steady shift with loads agreeing is an offset; blocked, weak, pushed by motion and onset', () => {
+    expect(classify(still(10, 5), still(0, 5), false)).to.equal('offset');
+    expect(classify(still(10, 60), still(40, 5), true)).to.equal('blocked');
+    expect(classify({ position: 10, speed: 50, load: 90 }, { position: 40, speed: 200, load: 30 }, true)).to.equal(
+      'weak',
+    );
+    expect(classify(still(14, -40), still(0, 0), false)).to.equal('pushed');
+  });
+
+  it('keeps a bounded history, newest last', () => {
+    const c = new Comparator({ motors: ['m1'], historySize: 3 });
+    let t = 0;
+    for (let i = 0; i < 5; i++) {
+      const end = t + BAND.HOLD_S + 0.1;
+      for (; t < end; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+      const back = t + BAND.CLEAR_HOLD_S + 0.1;
+      for (; t < back; t += 0.02) c.update(t, 'm1', still(0), true, still(0), false);
+    }
+    const events = c.events();
+    expect(events).to.have.length(3);
+    expect(events[0]!.since).to.be.below(events[2]!.since);
+  });
+});

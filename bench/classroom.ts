@@ -44,8 +44,19 @@ async function startClassroom(robot: string, n: number) {
   return { server, readyMs: performance.now() - started };
 }
 
-/** One student's load on each twin; returns a stop function and the latencies of REST calls. */
-function studentLoad(twins: Listed[], host: string, motor: string, primitive: string) {
+/**
+ * One student's load on each twin, its motor made stiff first (a compliant motor refuses a goto); returns a stop
+ * function, the latencies of REST calls and the count of answers that were not 2xx.
+ */
+async function studentLoad(twins: Listed[], host: string, motor: string, primitive: string) {
+  for (const t of twins) {
+    const res = await fetch(`http://${host}:${t.port}/motors/${motor}/registers/compliant/value.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'false',
+    });
+    if (!res.ok) throw new Error(`${t.name}: making ${motor} stiff answered ${res.status}`);
+  }
   const latencies: number[] = [];
   let errors = 0;
   const timers: NodeJS.Timeout[] = [];
@@ -115,7 +126,7 @@ export async function runClassroomBench(): Promise<void> {
   const host = new URL(server.url).hostname;
   try {
     const twins = await list(server.url);
-    const load = studentLoad(twins, host, 'm2', 'dance');
+    const load = await studentLoad(twins, host, 'm2', 'dance');
     const windows = await measureRtf(server.url, seconds, WINDOW_S);
     load.stop();
     const rss = rssMb(server.child.pid!);
@@ -144,7 +155,7 @@ export async function runClassroomBench(): Promise<void> {
       const { server } = await startClassroom(robot, n);
       try {
         const twins = await list(server.url);
-        const load = studentLoad(twins, new URL(server.url).hostname, motor, primitive);
+        const load = await studentLoad(twins, new URL(server.url).hostname, motor, primitive);
         await new Promise((r) => setTimeout(r, 5000)); // past start-up's compilation
         const windows = await measureRtf(server.url, 30, 30);
         load.stop();

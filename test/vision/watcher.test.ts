@@ -29,7 +29,7 @@ describe('marker watcher: the detector as a background sensor', () => {
     const clock = new SteppedClock();
     const camera = new FakeCamera();
     const errors: unknown[] = [];
-    const watcher = new MarkerWatcher({ camera, clock, rate: 2, onError: (e) => errors.push(e) });
+    const watcher = new MarkerWatcher({ camera, clock, rate: 2, idleAfter: Infinity, onError: (e) => errors.push(e) });
     watcher.start();
     watcher.start(); // idempotent
     await advanceManualClock(clock, 0.25);
@@ -71,12 +71,68 @@ describe('marker watcher: the detector as a background sensor', () => {
   });
 });
 
+describe('marker watcher: detection while someone asks', () => {
+  it('detects nothing until asked, answers the first read with a fresh detection, then keeps its rate', async () => {
+    const clock = new SteppedClock();
+    const camera = new FakeCamera();
+    const watcher = new MarkerWatcher({ camera, clock, rate: 1, idleAfter: 5 });
+    watcher.start();
+    camera.card = MARKER_CODES.tetris;
+    await advanceManualClock(clock, 30);
+    expect(camera.grabs).to.equal(0); // nobody asked: no frame rendered, no detection
+    expect(watcher.latest().markers).to.deep.equal([]);
+    const first = await watcher.read();
+    expect(first.markers.map((m) => m.name)).to.deep.equal(['tetris']);
+    expect(camera.grabs).to.equal(1);
+    // A second read within the period shares that detection.
+    await watcher.read();
+    expect(camera.grabs).to.equal(1);
+    // Asked, it detects in the background at its rate (the card hidden is seen gone within a period).
+    camera.card = undefined;
+    await advanceManualClock(clock, 1.05);
+    expect(camera.grabs).to.equal(2);
+    expect(watcher.latest().markers).to.deep.equal([]);
+    await watcher.close();
+  });
+
+  it('pauses once nobody asked for its idle time, emptying its list, and wakes on a look at the camera', async () => {
+    const clock = new SteppedClock();
+    const camera = new FakeCamera();
+    camera.card = MARKER_CODES.caribou;
+    const watcher = new MarkerWatcher({ camera, clock, rate: 2, idleAfter: 3 });
+    watcher.start();
+    await watcher.read();
+    await advanceManualClock(clock, 3);
+    const grabsWhileAsked = camera.grabs;
+    expect(grabsWhileAsked).to.be.within(6, 8); // 2 Hz for the 3 s after the read
+    await advanceManualClock(clock, 20);
+    expect(camera.grabs).to.equal(grabsWhileAsked);
+    expect(watcher.latest().markers).to.deep.equal([]); // no stale markers while idle
+    watcher.demand(); // the web view asked for a frame
+    await advanceManualClock(clock, 0.55);
+    expect(camera.grabs).to.equal(grabsWhileAsked + 1);
+    expect(watcher.latest().markers.map((m) => m.name)).to.deep.equal(['caribou']);
+    await watcher.close();
+    expect(clock.nextDue()).to.equal(Infinity);
+  });
+
+  it('reads a failed fresh detection as no markers, and reports the error', async () => {
+    const errors: unknown[] = [];
+    const camera = new FakeCamera();
+    camera.failing = true;
+    const watcher = new MarkerWatcher({ camera, clock: new SteppedClock(), onError: (e) => errors.push(e) });
+    expect((await watcher.read()).markers).to.deep.equal([]);
+    expect(errors).to.have.length(1);
+    await watcher.close();
+  });
+});
+
 describe('marker watcher: the wall-time cap of a fast sim', () => {
   it('skips detections while the sim runs ahead of the wall, and detects again once the gap has passed', async () => {
     const clock = new SteppedClock();
     const camera = new FakeCamera();
     // 5 per wall second: one detection, then none for 200 ms of wall time however far the sim runs.
-    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 5 });
+    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 5, idleAfter: Infinity });
     watcher.start();
     try {
       const started = performance.now();
@@ -100,7 +156,7 @@ describe('marker watcher: the wall-time cap of a fast sim', () => {
     const clock = new SteppedClock();
     const camera = new FakeCamera();
     // 200 per wall second: each sim period that comes at once waits 5 ms on the wall before it detects.
-    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 200 });
+    const watcher = new MarkerWatcher({ camera, clock, rate: 1, maxWallRate: 200, idleAfter: Infinity });
     watcher.start();
     try {
       for (let i = 0; i < 15; i++) {

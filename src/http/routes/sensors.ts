@@ -81,11 +81,13 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
   let encoded: { frame: Frame; png: Promise<Buffer> } | undefined;
   const framePng = async () => {
     const frame = await camera().grab();
+    // Someone looks at the camera: the detector runs too (the web view draws its markers over the frame).
+    src.markers?.demand();
     if (encoded?.frame !== frame) encoded = { frame, png: encodePngAsync(frame) };
     return encoded.png;
   };
-  const markers = () => {
-    const reading = watcher().latest();
+  const markers = async () => {
+    const reading = await watcher().read();
     return reading.markers.map((m) => ({
       id: m.id,
       position: normalisedPosition(m.centre, reading.width, reading.height),
@@ -106,7 +108,7 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
         // pypot's "first camera found": the twin's and a real robot's single camera.
         return -1;
       default:
-        return markers();
+        return await markers();
     }
   };
 
@@ -167,10 +169,9 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
           .meta({ description: 'card names (tetris, caribou, lapin); marker ids in the pypot profile' }),
       }),
       examples: { answer: { codes: ['tetris'] } },
-      handler: () => {
-        const found = watcher()
-          .latest()
-          .markers.map((m) => markerName(m.id))
+      handler: async () => {
+        const found = (await watcher().read()).markers
+          .map((m) => markerName(m.id))
           .filter((n): n is string => n !== undefined);
         return { codes: [...new Set(found)] };
       },
@@ -181,7 +182,7 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
       summary: 'whether a marker card (tetris, caribou, lapin or rabbit) is detected now',
       answer: z.object({ found: z.boolean() }),
       examples: { answer: { found: true } },
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const w = watcher();
         const name = params.code;
         const id = MARKER_CODES[name];
@@ -191,7 +192,7 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
             'the marker names are tetris, caribou, lapin and rabbit',
             'unknown code name',
           );
-        return { found: w.latest().markers.some((m) => m.id === id) };
+        return { found: (await w.read()).markers.some((m) => m.id === id) };
       },
     }),
   ];

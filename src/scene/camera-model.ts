@@ -53,6 +53,44 @@ const AWB_CANDIDATES: [number, [number, number, number]][] = Array.from({ length
   const [r, , b] = kelvinLinear(kelvin);
   return [kelvin, [1 / r, 1, 1 / b]];
 });
+/** The undistorted radius (in focal lengths) of a distorted one, by Newton's method on r (1 + k1 r^2 + k2 r^4). */
+function undistortRadius(rd: number, k1: number, k2: number): number {
+  let ru = rd;
+  for (let i = 0; i < 30; i++) {
+    const r2 = ru * ru;
+    const g = ru * (1 + k1 * r2 + k2 * r2 * r2) - rd;
+    const dg = 1 + 3 * k1 * r2 + 5 * k2 * r2 * r2;
+    ru -= g / dg;
+  }
+  return ru;
+}
+
+/**
+ * Throws a RealismError for settings the camera cannot have: an exposure longer than a frame, or a distortion that
+ * folds the picture (r (1 + k1 r^2 + k2 r^4) must keep growing out to the corners). Cheap: a robot config is checked
+ * at start, while the model's maps are built on the first realistic frame.
+ */
+export function checkLens(
+  width: number,
+  height: number,
+  hfovDeg: number,
+  fps: number,
+  settings: CameraRealism,
+): void {
+  if (typeof settings.exposure === 'number' && settings.exposure > 1 / fps)
+    throw new RealismError('camera.realism.exposure', `${settings.exposure} s is longer than a frame (1/${fps} s)`);
+  const focal = width / 2 / Math.tan((hfovDeg * Math.PI) / 360);
+  const { k1, k2 } = settings;
+  const corner = Math.hypot(width / 2, height / 2) / focal;
+  const ruCorner = undistortRadius(corner, k1, k2);
+  for (let r = 0; r <= ruCorner * 1.001; r += ruCorner / 200) {
+    if (1 + 3 * k1 * r * r + 5 * k2 * r ** 4 <= 0.05)
+      throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} fold the picture before its corners`);
+  }
+  if (!(Math.abs(ruCorner * (1 + k1 * ruCorner ** 2 + k2 * ruCorner ** 4) - corner) < 1e-6))
+    throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} give no undistorted corner`);
+}
+
 /** Largest box half-width of the focus blur (a card held a few centimetres from the lens). */
 const MAX_BOX = 12;
 const MAX_MOTION_TAPS = 24;
@@ -85,37 +123,12 @@ export class CameraModel {
     this.height = height;
     this.#settings = settings;
     this.#maxExposure = Math.min(settings.maxExposure, 1 / fps);
-    if (typeof settings.exposure === 'number' && settings.exposure > 1 / fps)
-      throw new RealismError(
-        'camera.realism.exposure',
-        `${settings.exposure} s is longer than a frame (1/${fps} s)`,
-      );
+    checkLens(width, height, hfovDeg, fps, settings);
     this.focal = width / 2 / Math.tan((hfovDeg * Math.PI) / 360);
     const { k1, k2 } = settings;
     const cx = width / 2,
       cy = height / 2;
-    // The distortion must not fold the picture: r (1 + k1 r^2 + k2 r^4) keeps growing out to the corners.
-    const corner = Math.hypot(cx, cy) / this.focal;
-    const undistort = (rd: number): number => {
-      let ru = rd;
-      for (let i = 0; i < 30; i++) {
-        const r2 = ru * ru;
-        const g = ru * (1 + k1 * r2 + k2 * r2 * r2) - rd;
-        const dg = 1 + 3 * k1 * r2 + 5 * k2 * r2 * r2;
-        ru -= g / dg;
-      }
-      return ru;
-    };
-    const ruCorner = undistort(corner);
-    for (let r = 0; r <= ruCorner * 1.001; r += ruCorner / 200) {
-      if (1 + 3 * k1 * r * r + 5 * k2 * r ** 4 <= 0.05)
-        throw new RealismError(
-          'camera.realism.k1',
-          `k1 ${k1} and k2 ${k2} fold the picture before its corners`,
-        );
-    }
-    if (!(Math.abs(ruCorner * (1 + k1 * ruCorner ** 2 + k2 * ruCorner ** 4) - corner) < 1e-6))
-      throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} give no undistorted corner`);
+    const undistort = (rd: number) => undistortRadius(rd, k1, k2);
     // Undistorted position of each output pixel centre, in focal lengths.
     const n = width * height;
     const ux = new Float64Array(n);

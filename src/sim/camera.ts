@@ -22,7 +22,7 @@ import type { CardTable } from '../scene/cards.ts';
 import { type CardState } from '../scene/cards.ts';
 import { TwinScene } from '../scene/twin-scene.ts';
 import { type ImageEffects, Rasterizer } from '../scene/rasterizer.ts';
-import { CameraModel } from '../scene/camera-model.ts';
+import { CameraModel, checkLens } from '../scene/camera-model.ts';
 
 export interface SimCameraOptions {
   readonly camera: CameraConfig;
@@ -60,8 +60,12 @@ export class SimCamera implements Camera {
   #scene: TwinScene | undefined;
   #rasterizerMade: Rasterizer | undefined;
   readonly #build: () => { scene: TwinScene; rasterizer: Rasterizer };
-  /** Made at once: it checks the robot config's lens settings (a bad one stops the start). */
-  readonly #model: CameraModel | undefined;
+  /**
+   * The lens and sensor model, built on the first realistic frame (its maps are about 9 MB at 640 x 480: thirty
+   * classroom twins nobody looks through would hold 270 MB). The settings are checked at once (a bad one stops the start).
+   */
+  readonly #makeModel: (() => CameraModel) | undefined;
+  #modelMade: CameraModel | undefined;
   readonly #jointAngles: () => ReadonlyMap<string, number>;
   readonly #now: (() => number) | undefined;
   readonly #jointVelocities: (() => ReadonlyMap<string, number>) | undefined;
@@ -91,14 +95,12 @@ export class SimCamera implements Camera {
       }),
       rasterizer: new Rasterizer(this.resolution[0], this.resolution[1]),
     });
-    if (opts.realism)
-      this.#model = new CameraModel(
-        this.resolution[0],
-        this.resolution[1],
-        opts.camera.fov,
-        this.fps,
-        opts.realism,
-      );
+    const realism = opts.realism;
+    if (realism) {
+      const [width, height] = this.resolution;
+      checkLens(width, height, opts.camera.fov, this.fps, realism);
+      this.#makeModel = () => new CameraModel(width, height, opts.camera.fov, this.fps, realism);
+    }
     opts.cards.onChange((card) => {
       this.#scene?.setCardPose(card.name, card);
       this.#version++;
@@ -132,7 +134,7 @@ export class SimCamera implements Camera {
 
   /** Whether frames go through the lens and sensor model (else they are clean). */
   get realistic(): boolean {
-    return this.#model !== undefined;
+    return this.#makeModel !== undefined;
   }
 
   /** The room's light relative to its nominal light (the realistic camera's exposure and noise follow it). */
@@ -149,7 +151,7 @@ export class SimCamera implements Camera {
 
   /** What the realistic camera decided for its last frame (exposure, gain, white balance, blur). */
   get lastExposure() {
-    return this.#model?.lastExposure;
+    return this.#modelMade?.lastExposure;
   }
 
   /** The latest frame if it is younger than 1/fps of the twin's clock and nothing moved since; else a new one. */
@@ -173,7 +175,7 @@ export class SimCamera implements Camera {
   render(): Frame {
     const angles = this.#jointAngles();
     this.scene.setJointAngles(angles);
-    const model = this.#model;
+    const model = this.#makeModel && (this.#modelMade ??= this.#makeModel());
     if (model) {
       const image = this.#rasterizer.renderLinear(this.scene.scene, this.scene.camera!, model.renderFocal);
       const centre = image.invDepth[(image.height >> 1) * image.width + (image.width >> 1)]!;

@@ -80,6 +80,9 @@ if (process.argv.includes('shadow')) {
     console.log(
       `shadow round ${i + 1}: ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
     );
+    console.log(
+      `  bus loop with the twin: cycle start late p99 ${r.loop.p99LateMs.toFixed(2)} ms (target <= 2 ms), max ${r.loop.maxLateMs.toFixed(1)} ms; ${(100 * r.loop.rateShare).toFixed(1)} % of the 50 Hz cycles run; twin ${r.twin.msPerCycle.toFixed(2)} ms per cycle, ${(100 * r.twin.coreShare).toFixed(1)} % of a core`,
+    );
     for (const e of r.events) console.log(`  ${e.error}`);
   }
   process.exit(0);

@@ -273,7 +273,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
     ...primitiveRoutes(primitives),
-    ...recordRoutes(records),
+    ...recordRoutes(records, profile.policy),
     ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
     metrics.route(),

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { RobotError } from '../core/errors.ts';
-import type { Motor } from '../robot/motor.ts';
+import type { MovePath } from '../robot/trajectory.ts';
 import { routeKey, type RouteSpec } from './route.ts';
 
 /** Choices of the domain calls that differ between profiles; handed to the route builders. */
@@ -16,10 +16,10 @@ export interface MotionPolicy {
   /** An alias name that lists every motor in `/motors/<alias>/list.json` (pypot: `motors`). */
   readonly allMotorsAlias?: string;
   /**
-   * The guard (`--guard`): resolves when a move of these targets (user degrees, clamped) over `duration` may start,
-   * throws (409) when its prediction collides; `force` skips it.
+   * The guard (`--guard`): resolves when a move (a goto's path, a replay's) may start, throws (409) when its
+   * prediction collides; `force` skips it.
    */
-  readonly guard?: (targets: ReadonlyMap<Motor, number>, duration: number, force: boolean) => Promise<void>;
+  readonly guard?: (path: MovePath, force: boolean) => Promise<void>;
 }
 
 export interface Profile {

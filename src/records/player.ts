@@ -6,6 +6,7 @@
  */
 import { Primitive, type PrimitiveContext } from '../primitives/primitive.ts';
 import type { Motor } from '../robot/motor.ts';
+import { type MovePath, gotoPath } from '../robot/trajectory.ts';
 import { type Move, moveDuration, sampleMove } from './move.ts';
 
 export const playerName = (move: string): string => `_${move}_player`;
@@ -78,6 +79,32 @@ export class ReplayPlan {
     if (far <= TRAVEL_THRESHOLD_DEG) return 0;
     return Math.max(MIN_TRAVEL_S, far / TRAVEL_SPEED_DEG_S);
   }
+}
+
+/**
+ * The replay as the guard predicts it: the travel to the start frame (a minimum-jerk path from where the motors are,
+ * when one is further than the threshold), then the move's goals.
+ */
+export function replayPath(plan: ReplayPlan, motors: readonly Motor[], moveName: string): MovePath {
+  const present = new Map(motors.map((m) => [m.name, m.state.presentPosition]));
+  const travel = plan.travelDuration(present);
+  const start = plan.startPositions();
+  const byName = new Map(motors.map((m) => [m.name, m]));
+  const toStart = gotoPath(new Map(motors.map((m) => [m, start.get(m.name) ?? m.state.presentPosition])), travel);
+  return {
+    motors,
+    duration: travel + plan.duration,
+    what: `the replay of "${moveName}" at speed ${plan.speed} (${Number((travel + plan.duration).toFixed(2))} s)`,
+    goalsAt(t, from) {
+      if (t < travel) return toStart.goalsAt(t, from);
+      const goals = new Map<Motor, number>();
+      for (const [name, p] of plan.positionsAt(t - travel)) {
+        const m = byName.get(name);
+        if (m) goals.set(m, p);
+      }
+      return goals;
+    },
+  };
 }
 
 export type ReplayPhase = 'idle' | 'travel' | 'play' | 'done';

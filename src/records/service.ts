@@ -10,7 +10,8 @@ import type { Motor } from '../robot/motor.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { Logger } from '../core/logger.ts';
 import { type Move, assertMoveName, moveToJson, parseMoveFile } from './move.ts';
-import { PlayerPrimitive, ReplayPlan } from './player.ts';
+import { PlayerPrimitive, ReplayPlan, replayPath } from './player.ts';
+import type { MovePath } from '../robot/trajectory.ts';
 import { RecorderPrimitive } from './recorder.ts';
 import { CorruptMoveError, type MoveFileProblem, type RecordStore } from './store.ts';
 
@@ -167,7 +168,8 @@ export class RecordsService {
   }
 
   /** Replays the move at `speed` (negative: backwards), restarting a replay in progress. */
-  async play(name: string, speed: number): Promise<void> {
+  /** Replays a move; `guard` (the --guard's check of its path) may refuse it before anything moves. */
+  async play(name: string, speed: number, guard?: (path: MovePath) => Promise<void>): Promise<void> {
     assertMoveName(name);
     await this.#exclusive(name, async () => {
       const e = this.#entries.get(name);
@@ -187,6 +189,7 @@ export class RecordsService {
         );
       const plan = new ReplayPlan(move, speed);
       const motors = move.motors.map((m) => this.#robot.motor(m));
+      await guard?.(replayPath(plan, motors, name));
       const entry = this.#entry(name);
       if (entry.player) {
         await entry.player.stop();

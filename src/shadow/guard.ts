@@ -8,7 +8,7 @@
 import type { RobotConfig } from '../config/robot-config.ts';
 import { conflict } from '../core/errors.ts';
 import type { Motor } from '../robot/motor.ts';
-import { minimumJerk } from '../robot/trajectory.ts';
+import { type MovePath, gotoPath } from '../robot/trajectory.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type BusRegister, degToPosition } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
@@ -106,11 +106,12 @@ export class MoveGuard {
   }
 
   /**
-   * Predicts minimum-jerk moves of `targets` (user degrees, already clamped) over `duration` s from the measured
-   * pose, the other motors holding their goals.
+   * Predicts `path` from the measured pose, its motors stiff, the other motors holding their goals; a goto's targets
+   * (user degrees, already clamped) over `duration` s when given a map.
    */
-  predict(targets: ReadonlyMap<Motor, number>, duration: number): Promise<Prediction> {
-    const run = this.#queue.then(() => this.#predict(targets, duration));
+  predict(path: MovePath | ReadonlyMap<Motor, number>, duration = 0): Promise<Prediction> {
+    const move = path instanceof Map ? gotoPath(path, duration) : (path as MovePath);
+    const run = this.#queue.then(() => this.#predict(move));
     this.#queue = run.catch(() => {});
     return run;
   }
@@ -119,13 +120,13 @@ export class MoveGuard {
    * Refuses (409) a move whose prediction collides; `force` skips the prediction, which the log says. Resolves when
    * the move may start.
    */
-  async check(targets: ReadonlyMap<Motor, number>, duration: number, force: boolean): Promise<void> {
-    const what = [...targets].map(([m, to]) => `${m.name} -> ${round(to, 1)}`).join(', ');
+  async check(path: MovePath, force: boolean): Promise<void> {
+    const what = path.what;
     if (force) {
-      this.#opts.log(`guard: skipped (?force=true) for ${what} over ${duration} s`);
+      this.#opts.log(`guard: skipped (?force=true) for ${what}`);
       return;
     }
-    const { contact } = await this.predict(targets, duration);
+    const { contact } = await this.predict(path);
     if (!contact) return;
     const [a, b] = contact.links;
     const where = Object.entries(contact.positions)
@@ -133,13 +134,13 @@ export class MoveGuard {
       .join(', ');
     throw conflict(
       `the guard predicts ${a} touching ${b} ${contact.time} s into this move`,
-      'choose targets clear of the table and of the robot itself (POST .../goto.json?force=true moves anyway)',
-      `${what} over ${duration} s; contact of ${a} and ${b} at ${contact.time} s, ` +
+      'choose targets clear of the table and of the robot itself (?force=true moves anyway)',
+      `${what}; contact of ${a} and ${b} at ${contact.time} s, ` +
         `${round(contact.depthM * 1000, 1)} mm deep, the motors then at (degrees) ${where}`,
     );
   }
 
-  async #predict(targets: ReadonlyMap<Motor, number>, duration: number): Promise<Prediction> {
+  async #predict(path: MovePath): Promise<Prediction> {
     const started = performance.now();
     const cpu = process.cpuUsage();
     await this.open();
@@ -155,23 +156,21 @@ export class MoveGuard {
         // A register this robot's servos lack (pid on the AX-12): the model's default stays.
       }
     }
+    // The move's motors are stiff (a goto refuses compliant ones; a replay makes its motors stiff first).
+    await sim.bus.write('torque_enable', new Map(path.motors.map((m) => [m.id, 1])));
     // The contacts of the measured pose (a step finds them: the arm resting on the base, the base on the table) are
     // not the move's.
     await sim.advance(sim.dt);
     const t0 = sim.clock.now();
     const before = new Set(sim.simulation.contacts().map((c) => pairKey(c.a, c.b)));
-    const from = new Map([...targets.keys()].map((m) => [m, m.toUser(measured.get(m.id) ?? 0)]));
+    const from = new Map(path.motors.map((m) => [m, m.toUser(measured.get(m.id) ?? 0)]));
     const tick = 1 / rate;
-    const end = duration + SETTLE_S;
+    const end = path.duration + SETTLE_S;
     let contact: PredictedContact | undefined;
     // A control tick at a time, as the Robot writes goals; contacts checked at each (a collision lasts).
     for (let t = 0; t < end && !contact; t = sim.clock.now() - t0) {
-      const tau = Math.min(1, t / duration);
       const goals = new Map<number, number>();
-      for (const [m, to] of targets) {
-        const user = from.get(m)! + (to - from.get(m)!) * minimumJerk(tau);
-        goals.set(m.id, m.toRaw(user));
-      }
+      for (const [m, user] of path.goalsAt(Math.min(t, path.duration), from)) goals.set(m.id, m.toRaw(user));
       await sim.bus.write('goal_position', this.#counts(goals));
       await sim.advance(tick);
       const hit = sim.simulation.contacts().find((c) => c.impulse > 0 && !before.has(pairKey(c.a, c.b)));

@@ -4,7 +4,7 @@
  * motors' positions then, and nothing moves; the built-in postures pass; ?force=true moves anyway and says so in the
  * log; ?force= other than a boolean is 400. Wall time is inherent (a serial bus in real time): waits are bounded polls.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -87,6 +87,45 @@ describe('the guard beside the Ergo Jr on the bus emulator', function () {
         return MOTORS.every((m, i) => Math.abs(at[m]! - pose[i]!) < 8) ? true : undefined;
       });
     }
+  });
+
+  /** A move from upright to `to` and back over `seconds`, saved as pypot saves it (50 frames a second). */
+  function saveMove(name: string, to: number[], seconds: number): void {
+    const positions: Record<string, Record<string, [number, number]>> = {};
+    for (let k = 0; k <= seconds * 50; k++) {
+      const t = k / 50;
+      const s = Math.sin((Math.PI * t) / seconds); // 0 -> 1 -> 0
+      positions[String(t)] = Object.fromEntries(MOTORS.map((m, i) => [m, [to[i]! * s, 0]]));
+    }
+    writeFileSync(path.join(tmp, 'records', `${name}.record`), JSON.stringify({ framerate: 50, positions }));
+  }
+
+  it('refuses a replay that would drive the tip into the table, and replays an everyday one', async () => {
+    const upright = { motors: MOTORS, positions: MOTORS.map(() => 0), duration: 1, wait: true };
+    expect((await call('POST', '/motors/goto.json?force=true', upright)).status).to.equal(200);
+    // Checked on the twin at rest: [0, 60, 40, 0, 0, 0] puts the tip on the table, [40, -20, 30, 0, 20, 0] touches nothing.
+    saveMove('bow_into_table', [0, 60, 40, 0, 0, 0], 4);
+    saveMove('look_around', [40, -20, 30, 0, 20, 0], 3);
+    const before = await goals();
+    const refused = await call('POST', '/records/bow_into_table/play.json', { speed: 1 });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
+    expect(refused.body.error).to.match(/tip touching table|table touching tip/);
+    expect(refused.body.details).to.match(/the replay of "bow_into_table" at speed 1/);
+    const played = await call('GET', '/primitives/running/list.json');
+    expect(played.body.primitives as string[]).to.not.include('_bow_into_table_player');
+    expect(await goals()).to.deep.equal(before);
+    // Backwards too (the same path reversed), and a bad ?force= is a 400 before anything.
+    expect((await call('POST', '/records/bow_into_table/play.json', { speed: -2 })).status).to.equal(409);
+    expect((await call('POST', '/records/look_around/play.json?force=maybe', {})).status).to.equal(400);
+    const ok = await call('POST', '/records/look_around/play.json', { speed: 1 });
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    await until('the replay to end', async () =>
+      ((await call('GET', '/primitives/running/list.json')).body.primitives as string[]).includes(
+        '_look_around_player',
+      )
+        ? undefined
+        : true,
+    );
   });
 
   it('says 400 to ?force= that is not a boolean, and nothing moves', async () => {

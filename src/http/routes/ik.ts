@@ -1,3 +1,4 @@
+import { gotoPath } from '../../robot/trajectory.ts';
 import { z } from 'zod';
 import { notFound } from '../../core/errors.ts';
 import type { KinematicChain } from '../../ik/chain.ts';
@@ -99,8 +100,7 @@ export function ikRoutes(
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
         });
         await policy.guard?.(
-          new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)])),
-          body.duration,
+          gotoPath(new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)])), body.duration),
           forceQuery(query),
         );
         const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });

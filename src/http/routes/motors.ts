@@ -1,3 +1,4 @@
+import { gotoPath } from '../../robot/trajectory.ts';
 import { z } from 'zod';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { Motor } from '../../robot/motor.ts';
@@ -63,7 +64,7 @@ async function startGoto(
   clientGone: AbortSignal | undefined,
   force: boolean,
 ) {
-  await policy.guard?.(clampAll(targets), seconds, force);
+  await policy.guard?.(gotoPath(clampAll(targets), seconds), force);
   const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
   const outcome = waiting ? await robot.waitFor(done, clientGone) : undefined;
   const motors: Record<string, number> = {};

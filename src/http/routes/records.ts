@@ -4,7 +4,9 @@ import { assertMoveName } from '../../records/move.ts';
 import { MAX_REPLAY_SPEED, MIN_REPLAY_SPEED } from '../../records/player.ts';
 import type { RecordsService } from '../../records/service.ts';
 import { route, type RouteSpec } from '../route.ts';
-import { lenientNumber, nameToWord } from '../schema.ts';
+import type { MotionPolicy } from '../profile.ts';
+import { GUARD_NOTE } from './motors.ts';
+import { forceQuery, lenientNumber, nameToWord } from '../schema.ts';
 
 const RECORD_TIP = 'send {"motors": ["m1", "m2"]} or {"motors": "m1,m2"}, or no body to record every motor';
 const UPLOAD_TIP =
@@ -59,7 +61,7 @@ const uploadBody = z
   .meta({ description: "a move as pypot's Move.save writes it: {framerate, positions}" });
 
 /** docs/reference/rest-api.md 4.4 with the rules of docs/reference/contract.md 4. */
-export function recordRoutes(records: RecordsService): RouteSpec[] {
+export function recordRoutes(records: RecordsService, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
   const routes: RouteSpec[] = [
     route({
       method: 'GET',
@@ -118,14 +120,17 @@ export function recordRoutes(records: RecordsService): RouteSpec[] {
       method: 'POST',
       path: '/records/:move/play.json',
       summary: 'replay a move (body {"speed": 1.0} optional; negative plays backwards)',
+      description: GUARD_NOTE.replace('the move is predicted', 'the replay (with its travel to the first frame) is predicted'),
       body: playBody,
       tip: PLAY_TIP,
       answer: nameToWord,
       examples: { body: { speed: -1 }, answer: { wave: 'started replay' } },
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, query }) => {
         const name = params.move;
         assertMoveName(name);
-        await records.play(name, body.speed);
+        const force = forceQuery(query);
+        const guard = policy.guard;
+        await records.play(name, body.speed, guard && ((path) => guard(path, force)));
         return { [name]: 'started replay' };
       },
     }),

@@ -30,6 +30,8 @@ const PAPER_BACK = 0xf2f2ec;
 /** Printed card: matte paper is not pure white and ink not pure black (sRGB bytes). */
 const PAPER = 242;
 const INK = 24;
+/** Scratch axis for posing joints (no allocation per pose). */
+const AXIS = new THREE.Vector3();
 
 /** URDF rpy (fixed axes, R = Rz Ry Rx) onto a three.js object: Euler order 'ZYX' is that same product. */
 function setPose(object: THREE.Object3D, xyz: Vec3, rpy: Vec3): void {
@@ -179,9 +181,20 @@ export class TwinScene {
       const q = angles.get(joint.name) ?? 0;
       const [ax, ay, az] = joint.axis;
       if (joint.type === 'prismatic') link.position.set(ax * q, ay * q, az * q);
-      else link.quaternion.setFromAxisAngle(new THREE.Vector3(ax, ay, az), q);
+      else link.quaternion.setFromAxisAngle(AXIS.set(ax, ay, az), q);
     }
     this.scene.updateMatrixWorld(true);
+  }
+
+  /** A joint's value as its child link is posed (radians; metres for prismatic); undefined for a fixed or unknown joint. */
+  jointValue(name: string): number | undefined {
+    const moving = this.#moving.find((m) => m.joint.name === name);
+    if (!moving) return undefined;
+    const [ax, ay, az] = moving.joint.axis;
+    const { position: p, quaternion: q } = moving.link;
+    if (moving.joint.type === 'prismatic') return p.x * ax + p.y * ay + p.z * az;
+    // A rotation by t about the unit axis a is the quaternion (a sin(t/2), cos(t/2)).
+    return 2 * Math.atan2(q.x * ax + q.y * ay + q.z * az, q.w);
   }
 
   /** Moves a card of the world (unknown names are ignored: the card table checks them). */

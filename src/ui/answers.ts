@@ -26,6 +26,9 @@ export const robotDescriptionAnswer = z.object({
       lowerLimit: z.number().meta({ description: 'user degrees (lower > upper for indirect motors)' }),
       upperLimit: z.number(),
       joint: z.string().meta({ description: 'the URDF joint the motor drives' }),
+      frame: z
+        .object({ orientation: z.enum(['direct', 'indirect']), offset: z.number() })
+        .meta({ description: 'the joint (rad) is (user + offset) degrees, times -1 when indirect' }),
     }),
   ),
   chains: names.meta({ description: 'IK chains' }),

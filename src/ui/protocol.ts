@@ -3,6 +3,7 @@
  * and the browser code: type imports only.
  */
 import type { CameraConfig, TableConfig } from '../config/robot-config.ts';
+import type { AngleFrame } from '../core/frames.ts';
 import type { CardState } from '../scene/cards.ts';
 import type { UrdfGeometry, UrdfJoint, UrdfShape } from '../urdf/types.ts';
 
@@ -23,6 +24,8 @@ export interface MotorDescription {
   readonly upperLimit: number;
   /** URDF joint driven by this motor (same name in our URDFs). */
   readonly joint: string;
+  /** User degrees to the joint's radians (src/core/frames.ts): the view poses the shadow's ghost with it. */
+  readonly frame: AngleFrame;
 }
 
 /** Sent once when a viewer connects (and as GET /ui/robot.json). */

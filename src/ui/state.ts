@@ -46,6 +46,7 @@ export function describeRobot(
       lowerLimit: m.lowerLimit,
       upperLimit: m.upperLimit,
       joint: m.name,
+      frame: { orientation: m.frame.orientation, offset: m.frame.offset },
     })),
     chains,
     camera: config.camera ? { resolution: config.camera.resolution } : null,

@@ -243,6 +243,8 @@ describe('WebSocket /stream/state on a listening twin', function () {
     expect(hello.type).to.equal('hello');
     expect(hello.motors.map((m) => m.name)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
     expect(hello.motors[1]).to.include({ lowerLimit: 90, upperLimit: -125 });
+    // The angle frame the view poses the shadow's ghost with (user degrees to the URDF joint).
+    expect(hello.motors[1]!.frame).to.deep.equal({ orientation: 'indirect', offset: 0 });
     expect(hello.chains).to.deep.equal(['chain']);
     const first = await inbox.next<RobotState>();
     expect(first.type).to.equal('state');

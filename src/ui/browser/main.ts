@@ -18,7 +18,10 @@ async function start(): Promise<void> {
   const view = new RobotView(viewBox, description, world);
   byId('view-hint').textContent = 'drag to orbit, right-drag to pan, wheel to zoom';
 
-  const panels: Panel[] = [motorsPanel(byId('motors'), description), recordsPanel(byId('records'))];
+  const panels: Panel[] = [
+    motorsPanel(byId('motors'), description, { showTwin: (on) => view.setGhostVisible(on) }),
+    recordsPanel(byId('records')),
+  ];
   panels.push(primitivesPanel(byId('primitives')));
   if (description.features.cameraFrame) {
     byId('camera-panel').hidden = false;
@@ -61,7 +64,7 @@ async function start(): Promise<void> {
     rate: Number(rateInput.value),
     onState: (state) => {
       last = state;
-      view.update(description, state);
+      view.update(state);
       for (const p of panels) p.update(state);
     },
     onStatus: (s, detail) => {
@@ -85,6 +88,11 @@ async function start(): Promise<void> {
       linkScreenPosition: (link: string) => view.linkScreenPosition(link),
       linkNames: () => world.urdf.links.map((l) => l.name),
       setRobotVisible: (visible: boolean) => view.setRobotVisible(visible),
+      // Shadow mode's ghost of the twin (null, false without it).
+      ghostVisible: () => view.ghostVisible(),
+      ghostJointAngle: (motor: string) => view.ghostJointAngle(motor),
+      ghostLinkScreenPosition: (link: string) => view.ghostLinkScreenPosition(link),
+      ghostLinkColour: (link: string) => view.ghostLinkColour(link),
     },
   });
 }

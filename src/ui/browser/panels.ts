@@ -1,6 +1,7 @@
 /** The control panels: each builds its DOM once and updates from the live state; errors show beside the control. */
-import type { RobotDescription, RobotState, StreamMarker } from '../protocol.ts';
+import type { RobotDescription, RobotState, StreamMarker, StreamShadow } from '../protocol.ts';
 import { BASE, api, button, el, errorBox, reported } from './api.ts';
+import { shadowTint } from './ghost.ts';
 
 export interface Panel {
   update(state: RobotState): void;
@@ -10,7 +11,12 @@ const enc = encodeURIComponent;
 
 // --- motors ------------------------------------------------------------------------------------------------
 
-export function motorsPanel(root: HTMLElement, description: RobotDescription): Panel {
+export interface MotorsHooks {
+  /** The "Show the twin" box: shows or hides the shadow twin's ghost in the 3D view. */
+  showTwin(on: boolean): void;
+}
+
+export function motorsPanel(root: HTMLElement, description: RobotDescription, hooks: MotorsHooks): Panel {
   const rows = description.motors.map((m) => {
     const min = Math.min(m.lowerLimit, m.upperLimit);
     const max = Math.max(m.lowerLimit, m.upperLimit);
@@ -29,6 +35,13 @@ export function motorsPanel(root: HTMLElement, description: RobotDescription): P
     const load = el('span');
     const temperature = el('span');
     const error = errorBox({ 'data-motor': m.name });
+    // Shadow mode: the motor's disagreement with its twin, on the motor's second line (hidden while they agree).
+    const shadow = el('span', {
+      class: 'badge shadow',
+      'data-motor': m.name,
+      title: `${m.name} against its twin: the state, and real - twin in degrees`,
+      hidden: '',
+    });
     let dragging = false;
     let inFlight = false;
     const sendGoal = async () => {
@@ -63,9 +76,36 @@ export function motorsPanel(root: HTMLElement, description: RobotDescription): P
       el('td', {}, load),
       el('td', {}, temperature),
     );
-    const errorRow = el('tr', {}, el('td', { colspan: '6' }, error));
-    return { tr, errorRow, slider, goal, present, compliant, load, temperature, isDragging: () => dragging };
+    const errorRow = el('tr', {}, el('td', { colspan: '6' }, shadow, error));
+    return {
+      tr,
+      errorRow,
+      slider,
+      goal,
+      present,
+      compliant,
+      load,
+      temperature,
+      shadow,
+      isDragging: () => dragging,
+    };
   });
+  const showTwin = el('input', { type: 'checkbox', id: 'show-twin' });
+  showTwin.checked = true;
+  showTwin.addEventListener('change', () => hooks.showTwin(showTwin.checked));
+  const events = el('ul', { id: 'shadow-events' });
+  const shadowBox = el(
+    'div',
+    { id: 'shadow', hidden: '' },
+    el('label', {}, showTwin, ' Show the twin'),
+    el(
+      'p',
+      { class: 'muted' },
+      'The twin beside the robot is the light blue ghost; a joint that parts from it turns amber, red on an event.',
+    ),
+    events,
+  );
+  let shownEvents: StreamShadow['events'] | undefined;
   root.append(
     el(
       'table',
@@ -74,10 +114,24 @@ export function motorsPanel(root: HTMLElement, description: RobotDescription): P
       ...rows.flatMap((r) => [r.tr, r.errorRow]),
     ),
     el('p', { class: 'muted' }, 'A compliant motor is limp: untick it to make it hold and follow its goal.'),
+    shadowBox,
   );
   return {
     update(state) {
+      const { shadow } = state;
+      shadowBox.hidden = shadow === null;
+      if (shadow && !(shownEvents && sameEvents(shadow.events, shownEvents))) {
+        shownEvents = shadow.events;
+        events.replaceChildren(
+          ...(shownEvents.length
+            ? shownEvents.map((e) =>
+                el('li', { 'data-motor': e.motor }, `${e.motor} ${e.kind} since ${e.since.toFixed(1)} s`),
+              )
+            : [el('li', { class: 'muted' }, 'no event: the robot moves as its twin')]),
+        );
+      }
       rows.forEach((r, i) => {
+        showShadow(r.shadow, shadow?.state[i], shadow?.error[i]);
         r.present.textContent = `${state.present[i]?.toFixed(1)}°`;
         r.load.textContent = `${Math.round(state.load[i] ?? 0) + 0} %`;
         r.temperature.textContent = String(state.temperature[i]);
@@ -89,6 +143,23 @@ export function motorsPanel(root: HTMLElement, description: RobotDescription): P
       });
     },
   };
+}
+
+/** A motor's shadow badge: its state and error while it is not agreeing with its twin (or compliant), else hidden. */
+function showShadow(badge: HTMLElement, state: string | undefined, error: number | null | undefined): void {
+  const tint = shadowTint(state);
+  const text = tint === 'agree' ? '' : error == null ? state! : `${state} ${error.toFixed(1)}°`;
+  if (badge.textContent === text) return;
+  badge.textContent = text;
+  badge.hidden = tint === 'agree';
+  badge.className = `badge shadow ${tint}`;
+}
+
+function sameEvents(a: StreamShadow['events'], b: StreamShadow['events']): boolean {
+  return (
+    a.length === b.length &&
+    a.every((e, i) => e.motor === b[i]!.motor && e.kind === b[i]!.kind && e.since === b[i]!.since)
+  );
 }
 
 // --- records -----------------------------------------------------------------------------------------------

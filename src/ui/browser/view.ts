@@ -2,13 +2,15 @@
  * The 3D twin: the world of src/scene/twin-scene.ts (the same description the sim camera renders: the robot's URDF
  * shapes, the table, the marker cards with their printed faces), drawn by WebGL with lights and orbit controls.
  * The scene keeps the URDF's frame (z up, metres), so a clicked point is already an IK target in the root frame.
- * It renders only when something changed (a new state, the camera moved, the window resized).
+ * It renders only when something changed (a new state, the camera moved, the window resized). In shadow mode the
+ * twin's ghost (ghost.ts) is drawn over the robot.
  */
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import { TwinScene } from '../../scene/twin-scene.ts';
-import type { UrdfLink, Vec3 } from '../../urdf/types.ts';
+import type { UrdfLink, UrdfRobot, Vec3 } from '../../urdf/types.ts';
 import type { RobotDescription, RobotState, SceneDescription, SceneLink } from '../protocol.ts';
+import { Ghost } from './ghost.ts';
 
 /** A card as GET /sim/cards/list.json gives it. */
 export interface CardPose {
@@ -29,6 +31,11 @@ function urdfLink(link: SceneLink): UrdfLink {
   return { name: link.name, visuals, collisions: [] };
 }
 
+/** The scene description's URDF as the twin scene takes it (built once: the robot and its ghost share it). */
+function urdfRobot(urdf: SceneDescription['urdf']): UrdfRobot {
+  return { ...urdf, links: new Map(urdf.links.map((l) => [l.name, urdfLink(l)])) };
+}
+
 export class RobotView {
   readonly renderer: THREE.WebGLRenderer;
   readonly twin: TwinScene;
@@ -44,20 +51,29 @@ export class RobotView {
   readonly #container: HTMLElement;
   readonly #target: THREE.Mesh;
   readonly #pickables: THREE.Object3D[] = [];
+  readonly #urdf: UrdfRobot;
+  readonly #description: RobotDescription;
+  /** Joint angles of the state drawn (kept: no allocation per state). */
+  readonly #angles = new Map<string, number>();
+  /** Built on the first state that carries the shadow twin: a server without --shadow never pays for it. */
+  #ghost: Ghost | undefined;
+  #ghostWanted = true;
+  #shadowOn = false;
   #dirty = true;
   #pendingSeq = -1;
 
   constructor(container: HTMLElement, description: RobotDescription, world: SceneDescription) {
     this.#container = container;
-    const { urdf } = world;
+    this.#description = description;
+    this.#urdf = urdfRobot(world.urdf);
     this.twin = new TwinScene({
-      urdf: { ...urdf, links: new Map(urdf.links.map((l) => [l.name, urdfLink(l)])) },
+      urdf: this.#urdf,
       table: world.table,
       cards: world.cards,
       camera: world.camera,
     });
     this.scene = this.twin.scene;
-    this.robot = this.twin.link(urdf.root)!;
+    this.robot = this.twin.link(this.#urdf.root)!;
     this.renderer = new THREE.WebGLRenderer({ antialias: true });
     this.renderer.setPixelRatio(window.devicePixelRatio);
     container.prepend(this.renderer.domElement);
@@ -116,10 +132,41 @@ export class RobotView {
     this.#dirty = true;
   }
 
-  update(description: RobotDescription, state: RobotState): void {
-    this.twin.setJointAngles(new Map(description.motors.map((m, i) => [m.joint, state.joint[i] ?? 0])));
+  update(state: RobotState): void {
+    const { motors } = this.#description;
+    for (let i = 0; i < motors.length; i++) this.#angles.set(motors[i]!.joint, state.joint[i] ?? 0);
+    this.twin.setJointAngles(this.#angles);
+    if (state.shadow) {
+      if (!this.#ghost) {
+        this.#ghost = new Ghost(this.#urdf, this.#description);
+        this.scene.add(this.#ghost.root);
+      }
+      this.#ghost.update(state, state.shadow);
+    }
+    this.#shadowOn = state.shadow !== null;
+    if (this.#ghost) this.#ghost.root.visible = this.#ghostWanted && this.#shadowOn;
     this.#pendingSeq = state.seq;
     this.invalidate();
+  }
+
+  /** Shows or hides the shadow twin's ghost (there is one only while the state carries the shadow). */
+  setGhostVisible(visible: boolean): void {
+    this.#ghostWanted = visible;
+    if (this.#ghost) this.#ghost.root.visible = visible && this.#shadowOn;
+    this.invalidate();
+  }
+
+  ghostVisible(): boolean {
+    return this.#ghost?.root.visible ?? false;
+  }
+
+  /** The ghost: a motor's angle as drawn (user degrees), a link's colour ('#rrggbb'); null without a ghost. */
+  ghostJointAngle(motor: string): number | null {
+    return this.#ghost?.jointAngle(motor) ?? null;
+  }
+
+  ghostLinkColour(link: string): string | null {
+    return this.#ghost?.linkColour(link) ?? null;
   }
 
   /** Moves the cards to their present poses (root frame). */
@@ -150,7 +197,15 @@ export class RobotView {
 
   /** Where a link's origin is drawn, in CSS pixels from the canvas' top-left corner. */
   linkScreenPosition(link: string): { x: number; y: number } | null {
-    const object = this.twin.link(link);
+    return this.#screenPosition(this.twin.link(link));
+  }
+
+  /** Where the ghost's link's origin is drawn; null without a ghost. */
+  ghostLinkScreenPosition(link: string): { x: number; y: number } | null {
+    return this.#screenPosition(this.#ghost?.link(link));
+  }
+
+  #screenPosition(object: THREE.Object3D | undefined): { x: number; y: number } | null {
     if (!object) return null;
     this.scene.updateMatrixWorld(true);
     const p = object.getWorldPosition(new THREE.Vector3()).project(this.camera);

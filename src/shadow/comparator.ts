@@ -69,6 +69,8 @@ interface MotorTrack {
   lastT: number;
   /** When the twin last moved (s). */
   twinMovedAt: number;
+  /** Both positions when the twin last started moving (a weak joint travels part of the way, a blocked one not). */
+  moveStart: { real: number; twin: number } | undefined;
   /** When the difference went beyond the band (s), and whether the twin was moving then. */
   overSince: number | undefined;
   twinMovingAtOnset: boolean;
@@ -98,6 +100,7 @@ export class Comparator {
         speedEnvelope: 0,
         lastT: NaN,
         twinMovedAt: -Infinity,
+        moveStart: undefined,
         overSince: undefined,
         twinMovingAtOnset: false,
         inBandSince: undefined,
@@ -124,7 +127,11 @@ export class Comparator {
     k.lastT = t;
     const speed = Math.max(Math.abs(twin.speed), Math.abs(real?.speed ?? 0));
     k.speedEnvelope = Math.max(speed, k.speedEnvelope * Math.exp(-dt / BAND.SPEED_DECAY_S));
-    if (Math.abs(twin.speed) > BAND.STILL_DEG_S) k.twinMovedAt = t;
+    if (Math.abs(twin.speed) > BAND.STILL_DEG_S) {
+      if (t - k.twinMovedAt > BAND.MOVED_WITHIN_S && real)
+        k.moveStart = { real: real.position, twin: twin.position };
+      k.twinMovedAt = t;
+    }
     const band = BAND.DEAD_BAND_DEG + BAND.LAG_S * k.speedEnvelope;
     if (!online) {
       k.overSince = undefined;
@@ -165,7 +172,7 @@ export class Comparator {
         k.twinMovingAtOnset = t - k.twinMovedAt <= BAND.MOVED_WITHIN_S;
       }
       if (!k.event && t - k.overSince >= BAND.HOLD_S) {
-        const kind = classify(real, twin, k.twinMovingAtOnset);
+        const kind = classify(real, twin, k.twinMovingAtOnset, k.moveStart);
         this.#raise(k, { motor, kind, since: k.overSince, until: null, real, twin, band });
       }
     } else {
@@ -213,13 +220,22 @@ export class Comparator {
 
 /**
  * What a lasting difference is: the real joint following the twin at a steady shift with the same load is an offset
- * (calibration, a slipped horn); one that diverged while the twin moved is blocked if it stands still, weak if it
- * moves, too slowly; one that diverged while the twin held still was pushed from outside.
+ * (calibration, a slipped horn); one that diverged while the twin moved is weak if it still moves, or if it came at
+ * least half the twin's way since the move began (too slow, or sagging short of the goal), and blocked if it stands
+ * where something stopped it; one that diverged while the twin held still was pushed from outside.
  */
-export function classify(real: Reading, twin: Reading, twinMovingAtOnset: boolean): DivergenceKind {
+export function classify(
+  real: Reading,
+  twin: Reading,
+  twinMovingAtOnset: boolean,
+  moveStart?: { readonly real: number; readonly twin: number },
+): DivergenceKind {
   const loadsAgree = Math.abs(real.load - twin.load) <= BAND.LOAD_BAND;
   const together = Math.abs(real.speed - twin.speed) <= BAND.STILL_DEG_S;
   if (loadsAgree && together) return 'offset';
-  if (twinMovingAtOnset) return Math.abs(real.speed) <= BAND.STILL_DEG_S ? 'blocked' : 'weak';
-  return 'pushed';
+  if (!twinMovingAtOnset) return 'pushed';
+  if (Math.abs(real.speed) > BAND.STILL_DEG_S) return 'weak';
+  const twinTravel = moveStart ? Math.abs(twin.position - moveStart.twin) : 0;
+  const realTravel = moveStart ? Math.abs(real.position - moveStart.real) : 0;
+  return twinTravel > 0 && realTravel >= 0.5 * twinTravel ? 'weak' : 'blocked';
 }

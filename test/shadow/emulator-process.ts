@@ -2,6 +2,7 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { expect } from 'chai';
 import { until } from '../helpers.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 
@@ -91,7 +92,7 @@ export const EVERYDAY_GOTOS: readonly (readonly [string, number, number])[] = [
   ['m5', 55, 0.8],
 ];
 
-/** The Ergo Jr's server on the real backend with its twin beside it, over an emulator process, listening on HTTP. */
+/** A robot's server (the Ergo Jr's unless told) on the real backend with its twin beside it, over an emulator process, listening on HTTP. */
 export interface ShadowRig {
   readonly emulator: EmulatorProcess;
   readonly server: RobotServer;
@@ -106,21 +107,24 @@ export interface ShadowRig {
 }
 
 export async function startShadowRig(opts: {
+  /** ergo-jr unless given. */
+  readonly robot?: string;
   readonly faults?: string;
   readonly guard?: boolean;
   readonly infoLogs?: boolean;
   readonly recordsDir: string;
 }): Promise<ShadowRig> {
+  const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
     '--robot',
-    'ergo-jr',
+    robot,
     ...(opts.faults ? ['--faults', opts.faults] : []),
   ]);
   const logs: string[] = [];
   const keep = (m: string) => logs.push(m);
   const server = await createRobotServer({
     backend: 'real',
-    robot: 'ergo-jr',
+    robot,
     real: { serial: started.device },
     shadow: true,
     guard: opts.guard,
@@ -150,4 +154,62 @@ export async function startShadowRig(opts: {
       await started.emulator.close();
     },
   };
+}
+
+/** An event as /shadow/events.json and /shadow/status.json answer it. */
+export interface ShadowEventAnswer {
+  motor: string;
+  kind: string;
+  since: number;
+  until: number | null;
+  band: number;
+}
+export interface ShadowStatusAnswer {
+  time: number;
+  motors: { motor: string; error: number | null; band: number; state: string }[];
+  events: ShadowEventAnswer[];
+}
+
+/**
+ * Puts a fault on (an emulator console line), runs `act`, waits for the motor's event (at most 3 s) and checks its
+ * kind and log line; takes the fault off (`off`), waits for the clear (at most 3 s), then for every motor to agree.
+ * Prints the times measured.
+ */
+export async function expectShadowEvent(
+  rig: ShadowRig,
+  opts: { motor: string; kind: string; on: string; off: string; act?: () => Promise<unknown> },
+): Promise<void> {
+  const { motor, kind } = opts;
+  const status = async () => (await rig.call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
+  const fault = async (line: string) => expect(await rig.emulator.send(line), line).to.match(/^faults /);
+  const t0 = (await status()).time;
+  const setAt = performance.now();
+  await fault(opts.on);
+  await opts.act?.();
+  const raised = await until(
+    `${kind} on ${motor}`,
+    async () => {
+      const events = (await rig.call('GET', `/shadow/events.json?since=${t0}`)).body.events as ShadowEventAnswer[];
+      return events.find((e) => e.motor === motor);
+    },
+    3000,
+    25,
+  );
+  const raisedMs = performance.now() - setAt;
+  expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
+  expect(rig.logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
+  const offAt = performance.now();
+  await fault(opts.off);
+  await until(
+    `${kind} on ${motor} to clear`,
+    async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
+    3000,
+    25,
+  );
+  console.log(
+    `      ${kind} on ${motor}: raised ${Math.round(raisedMs)} ms after the fault, cleared ${Math.round(performance.now() - offAt)} ms after its end`,
+  );
+  await until('all agree again', async () =>
+    (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
+  );
 }

@@ -9,33 +9,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { until } from '../helpers.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
-import { EVERYDAY_GOTOS, EmulatorProcess, type ShadowRig, startShadowRig } from './emulator-process.ts';
+import {
+  EVERYDAY_GOTOS,
+  EmulatorProcess,
+  type ShadowEventAnswer,
+  type ShadowRig,
+  type ShadowStatusAnswer,
+  expectShadowEvent,
+  startShadowRig,
+} from './emulator-process.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-interface ShadowEventAnswer {
-  motor: string;
-  kind: string;
-  since: number;
-  until: number | null;
-  band: number;
-}
-interface StatusAnswer {
-  time: number;
-  motors: { motor: string; error: number | null; band: number; state: string }[];
-  events: ShadowEventAnswer[];
-}
 describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
   this.timeout(60000);
   let rig: ShadowRig;
   const call = (method: string, p: string, body?: unknown) => rig.call(method, p, body);
-  const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as StatusAnswer;
+  const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
   const goto = (motor: string, position: number, duration: number, wait = false) =>
     call('POST', `/motors/${motor}/goto.json`, { position, duration, wait });
-  const fault = async (line: string) => expect(await rig.emulator.send(line), line).to.match(/^faults /);
   const present = async (motor: string) =>
     (await call('GET', `/motors/${motor}/registers/present_position/value.json`)).body
       .present_position as number;
@@ -80,46 +74,8 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
     await goto('m1', 0, 0.5, true);
   });
 
-  /** Puts a fault on, waits for its event (at most 3 s), takes it off, waits for the clear (at most 3 s). */
-  async function expectEvent(
-    motor: string,
-    kind: string,
-    on: string,
-    off: string,
-    act?: () => Promise<unknown>,
-  ): Promise<void> {
-    const t0 = (await status()).time;
-    const setAt = performance.now();
-    await fault(on);
-    await act?.();
-    const raised = await until(
-      `${kind} on ${motor}`,
-      async () => {
-        const events = (await call('GET', `/shadow/events.json?since=${t0}`)).body
-          .events as ShadowEventAnswer[];
-        return events.find((e) => e.motor === motor);
-      },
-      3000,
-      25,
-    );
-    const raisedMs = performance.now() - setAt;
-    expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
-    expect(rig.logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
-    const offAt = performance.now();
-    await fault(off);
-    await until(
-      `${kind} on ${motor} to clear`,
-      async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
-      3000,
-      25,
-    );
-    console.log(
-      `      ${kind} on ${motor}: raised ${Math.round(raisedMs)} ms after the fault, cleared ${Math.round(performance.now() - offAt)} ms after its end`,
-    );
-    await until('all agree again', async () =>
-      (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
-    );
-  }
+  const expectEvent = (motor: string, kind: string, on: string, off: string, act?: () => Promise<unknown>) =>
+    expectShadowEvent(rig, { motor, kind, on, off, act });
 
   it('offset: a servo reporting its angle shifted', () =>
     expectEvent('m4', 'offset', 'offset=4:10', 'offset=4:off'));

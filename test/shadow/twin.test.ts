@@ -177,6 +177,11 @@ describe('the divergence comparator', () => {
       'weak',
     );
     expect(classify(still(14, -40), still(0, 0), false)).to.equal('pushed');
+    // Standing short of the twin after a move: blocked if it barely left its start, weak (sagging) if it came most
+    // of the way.
+    const start = { real: 0, twin: 0 };
+    expect(classify(still(4, 80), still(40, 5), true, start)).to.equal('blocked');
+    expect(classify(still(32, 80), still(40, 5), true, start)).to.equal('weak');
   });
 
   it('keeps a bounded history, newest last', () => {

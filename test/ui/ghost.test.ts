@@ -113,9 +113,11 @@ describe("the shadow twin's ghost in the web view (ergo-jr on the bus emulator)"
     expect(await page.locator('#title').textContent()).to.equal('Poppy ergo-jr (real robot)');
     const { state, ghost } = await drawn();
     MOTORS.forEach((m, i) => {
-      // Drawn at the twin's angle (read back from the ghost's link), which agrees with the robot's.
+      // Drawn at the twin's angle (read back from the ghost's link), which agrees with the robot's within the
+      // comparator's band: each XL-320 stops anywhere within its 2.4-degree dead band of the goal, so the two may
+      // differ by up to about 5 degrees while agreeing.
       expect(ghost[i], m).to.be.closeTo(state.shadow!.twin[i]!, 0.01);
-      expect(ghost[i]!, m).to.be.closeTo(state.present[i]!, 3);
+      expect(ghost[i]!, m).to.be.closeTo(state.present[i]!, 5);
     });
     const links = await page.evaluate(() => window.poppyView!.linkNames());
     expect(links).to.include.members(['base_link', 'section_3', 'tip']);
@@ -125,7 +127,7 @@ describe("the shadow twin's ghost in the web view (ergo-jr on the bus emulator)"
         link,
       );
       expect(twin, link).to.not.equal(null);
-      expect(Math.hypot(twin!.x - real!.x, twin!.y - real!.y), `${link} on screen, px`).to.be.below(6);
+      expect(Math.hypot(twin!.x - real!.x, twin!.y - real!.y), `${link} on screen, px`).to.be.below(12);
       expect(await colour(link), link).to.equal(BLUE);
     }
     expect(await badge('m4').isHidden()).to.equal(true);
@@ -159,7 +161,7 @@ describe("the shadow twin's ghost in the web view (ergo-jr on the bus emulator)"
     await page.locator('#shadow-events', { hasText: 'no event' }).waitFor(WAIT);
     const { state, ghost } = await drawn();
     expect(state.shadow!.state[3]).to.be.oneOf(['agree', 'compliant']);
-    expect(Math.abs(ghost[3]! - state.present[3]!), 'm4: ghost - robot, degrees').to.be.below(3);
+    expect(Math.abs(ghost[3]! - state.present[3]!), 'm4: ghost - robot, degrees').to.be.below(5);
     expect(await colour('section_3')).to.equal(BLUE);
   });
 

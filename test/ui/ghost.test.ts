@@ -109,6 +109,14 @@ describe("the shadow twin's ghost in the web view (ergo-jr on the bus emulator)"
   });
 
   it("draws the ghost over the robot, at the twin's angles, in light blue", async () => {
+    // The page's first request bundles its script (seconds of both cores here), during which the server's twin and
+    // the emulator may fall behind and an event come and go: the test starts from a state where every motor agrees.
+    const events = await page.waitForFunction(
+      () => window.poppyView!.lastState()?.shadow?.state.every((s) => s === 'agree' || s === 'compliant'),
+      undefined,
+      { timeout: 15000 },
+    );
+    expect(await events.jsonValue()).to.equal(true);
     expect(await page.evaluate(() => window.poppyView!.ghostVisible())).to.equal(true);
     expect(await page.locator('#title').textContent()).to.equal('Poppy ergo-jr (real robot)');
     const { state, ghost } = await drawn();

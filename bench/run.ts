@@ -15,7 +15,7 @@ import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
 import { printVisionRealism, runVisionBench, runVisionRealismBench } from './vision.ts';
 import { runGuardBench } from './guard.ts';
-import { runShadowBench } from './shadow.ts';
+import { runShadowBench, runShadowSoak } from './shadow.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
@@ -71,6 +71,23 @@ if (process.argv.includes('guard')) {
   console.log(
     `guard: a 2 s Ergo Jr move predicted ${r.runs} times: wall median ${r.timeMs.median.toFixed(1)} ms, p99 ${r.timeMs.p99.toFixed(1)} ms (target <= 100 ms); CPU median ${r.cpuMs.median.toFixed(1)} ms, p99 ${r.cpuMs.p99.toFixed(1)} ms`,
   );
+  process.exit(0);
+}
+/**
+ * `npm run bench -- shadow-soak [ergo-jr|torso]`: the no-false-alarm soak of issue 29, BENCH_SOAK_SECONDS long
+ * (default 600) per robot (both unless one is named).
+ */
+if (process.argv.includes('shadow-soak')) {
+  const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
+  const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
+  for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
+    const r = await runShadowSoak(robot, seconds);
+    const w = r.worst;
+    console.log(
+      `shadow soak ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos, a replay both ways, a primitive, a hand move): ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
+    );
+    for (const e of r.events) console.log(`  ${e}`);
+  }
   process.exit(0);
 }
 /** `npm run bench -- shadow`: false alarms of shadow mode through everyday gotos (issue 29; the goal is none). */

@@ -106,6 +106,14 @@ export async function build() {
     plugins: [nativeBase64],
     logLevel: 'warning',
   });
+  // The web view's browser bundle (src/ui/bundle.ts serves it from the built server), with the options it uses.
+  await esbuild.build({
+    ...JSON.parse(readFileSync(path.join(ROOT, 'src/ui/browser/bundle-options.json'), 'utf8')),
+    absWorkingDir: ROOT,
+    entryPoints: ['src/ui/browser/main.ts'],
+    outfile: path.join(DIST, 'ui', 'app.js'),
+    logLevel: 'warning',
+  });
   // The stamp describes the sources the build started from: an edit made during the build makes it stale.
   writeFileSync(STAMP, JSON.stringify(before));
 }

@@ -104,7 +104,7 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
       beyondV4: true,
       path: '/ui/app.js',
       produces: 'text/javascript; charset=utf-8',
-      summary: "the web view's script (three.js and urdf-loader bundled on first request)",
+      summary: "the web view's script (three.js and the view, bundled when the server is built)",
       handler: async () => {
         try {
           return new RawReply('text/javascript; charset=utf-8', await bundle.script());

@@ -304,6 +304,10 @@ describe('CLI (src/main.ts as a process)', function () {
       expect(first.line).to.match(/ergo-jr.*ready in \d+ ms: node \d+ ms, modules \d+ ms, config/);
       const res = await fetch(`${first.base}/motors/list.json`);
       expect(await res.json()).to.deep.equal({ motors: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'] });
+      // The web view's script is the one the build made beside the server (no bundling on a request).
+      const app = await fetch(`${first.base}/ui/app.js`);
+      expect(app.status).to.equal(200);
+      expect(await app.text()).to.equal(await readFile(path.join(ROOT, 'dist/ui/app.js'), 'utf8'));
     } finally {
       first.child.kill('SIGTERM');
       expect((await first.exited).signal).to.equal('SIGTERM');

@@ -123,6 +123,15 @@ describe('the guard beside the Torso on the bus emulator', function () {
     expect(res.body.details).to.match(/r_shoulder_y -> -?[\d.]+, r_shoulder_x -> 0, r_arm_z -> 80/);
   });
 
+  it('refuses an IK goto that folds the right hand into its own trunk, naming the forearm and a body part', async () => {
+    // A point in front of the chest, between the bust's motors and the spine (found on the sim twin).
+    const res = await call('POST', '/ik/r_arm_chain/goto.json', { xyz: '0.02,-0.04,0.2', duration: 2, wait: false });
+    expect(res.status, JSON.stringify(res.body)).to.equal(409);
+    const [, a, b] = /predicts (\S+) touching (\S+)/.exec(res.body.error as string) ?? [];
+    expect([a, b], res.body.error as string).to.include('r_forearm');
+    expect([a, b].find((l) => l !== 'r_forearm')).to.be.oneOf(['base', 'spine', 'bust_motors', 'chest', 'head']);
+  });
+
   it("accepts the example scenario's IK targets of both arms", async () => {
     for (const [chain, xyz] of [
       ['l_arm_chain', '0.15,-0.15,0.1'],

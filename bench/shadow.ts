@@ -8,7 +8,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { RealBackend } from '../src/real/backend.ts';
-import { EVERYDAY_GOTOS, startShadowRig } from '../test/shadow/emulator-process.ts';
+import {
+  EVERYDAY_GOTOS,
+  type ShadowRig,
+  TORSO_ARM_GOTOS,
+  startShadowRig,
+} from '../test/shadow/emulator-process.ts';
 
 export interface ShadowRound {
   readonly events: { motor: string; kind: string; error: string }[];
@@ -18,6 +23,23 @@ export interface ShadowRound {
   readonly loop: { p99LateMs: number; maxLateMs: number; rateShare: number };
   /** The twin's work per bus cycle (ms of the server's thread) and its share of one core. */
   readonly twin: { msPerCycle: number; coreShare: number };
+}
+
+/** The largest |error| / band seen, and a sampler that raises it from the status every 40 ms for `ms`. */
+function worstTracker(rig: ShadowRig) {
+  const worst = { motor: '', error: 0, band: 1 };
+  const sample = async (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      for (const m of ((await rig.call('GET', '/shadow/status.json')).body as unknown as Status).motors) {
+        if (m.error === null || m.state === 'compliant') continue;
+        if (Math.abs(m.error) / m.band > worst.error / worst.band)
+          Object.assign(worst, { motor: m.motor, error: Math.abs(m.error), band: m.band });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+  };
+  return { worst, sample };
 }
 
 interface Status {
@@ -51,18 +73,10 @@ export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
       const busy0 = shadow.stats.busyMs;
       const cycles0 = shadow.stats.cycles;
       const t0 = ((await call('GET', '/shadow/status.json')) as unknown as Status).time;
-      const worst = { motor: '', error: 0, band: 1 };
+      const { worst, sample } = worstTracker(rig);
       for (const [motor, position, duration] of EVERYDAY_GOTOS) {
         await call('POST', `/motors/${motor}/goto.json`, { position, duration });
-        const end = performance.now() + duration * 1000 + 300;
-        while (performance.now() < end) {
-          for (const m of ((await call('GET', '/shadow/status.json')) as unknown as Status).motors) {
-            if (m.error === null || m.state === 'compliant') continue;
-            if (Math.abs(m.error) / m.band > worst.error / worst.band)
-              Object.assign(worst, { motor: m.motor, error: Math.abs(m.error), band: m.band });
-          }
-          await new Promise((resolve) => setTimeout(resolve, 40));
-        }
+        await sample(duration * 1000 + 300);
       }
       const events = (await call('GET', `/shadow/events.json?since=${t0}`)).events as {
         motor: string;
@@ -96,16 +110,7 @@ export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
 const SOAK: Record<string, { gotos: readonly (readonly [string, number, number])[]; primitive: string; hand: [string, number, number, number] }> = {
   'ergo-jr': { gotos: EVERYDAY_GOTOS, primitive: 'dance', hand: ['m1', 1, 0.06, 40] },
   torso: {
-    gotos: [
-      ['r_shoulder_y', -40, 1.2],
-      ['r_elbow_y', 60, 1],
-      ['l_shoulder_x', 20, 1],
-      ['head_z', 30, 0.8],
-      ['r_elbow_y', 20, 1],
-      ['r_shoulder_y', 0, 1.2],
-      ['l_shoulder_x', 0, 1],
-      ['head_z', 0, 0.8],
-    ],
+    gotos: TORSO_ARM_GOTOS,
     primitive: 'upper_body_idle_motion',
     hand: ['head_z', 36, 0.1, 40],
   },
@@ -136,18 +141,7 @@ export async function runShadowSoak(robot: string, seconds: number): Promise<Soa
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
-  const worst = { motor: '', error: 0, band: 1 };
-  const sample = async (ms: number) => {
-    const end = performance.now() + ms;
-    while (performance.now() < end) {
-      for (const m of ((await call('GET', '/shadow/status.json')) as unknown as Status).motors) {
-        if (m.error === null || m.state === 'compliant') continue;
-        if (Math.abs(m.error) / m.band > worst.error / worst.band)
-          Object.assign(worst, { motor: m.motor, error: Math.abs(m.error), band: m.band });
-      }
-      await new Promise((resolve) => setTimeout(resolve, 40));
-    }
-  };
+  const { worst, sample } = worstTracker(rig);
   try {
     const motors = (await call('GET', '/motors/list.json')).motors as string[];
     for (const m of motors) await call('POST', `/motors/${m}/registers/compliant/value.json`, false);

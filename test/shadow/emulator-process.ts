@@ -92,6 +92,18 @@ export const EVERYDAY_GOTOS: readonly (readonly [string, number, number])[] = [
   ['m5', 55, 0.8],
 ];
 
+/** Everyday arm moves of the Torso, [motor, position, duration s]. */
+export const TORSO_ARM_GOTOS: readonly (readonly [string, number, number])[] = [
+  ['r_shoulder_y', -40, 1.2],
+  ['r_elbow_y', 60, 1],
+  ['l_shoulder_x', 20, 1],
+  ['head_z', 30, 0.8],
+  ['r_elbow_y', 20, 1],
+  ['r_shoulder_y', 0, 1.2],
+  ['l_shoulder_x', 0, 1],
+  ['head_z', 0, 0.8],
+];
+
 /** A robot's server (the Ergo Jr's unless told) on the real backend with its twin beside it, over an emulator process, listening on HTTP. */
 export interface ShadowRig {
   readonly emulator: EmulatorProcess;

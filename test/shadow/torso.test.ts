@@ -11,24 +11,13 @@ import { expect } from 'chai';
 import {
   type ShadowEventAnswer,
   type ShadowRig,
+  TORSO_ARM_GOTOS,
   expectShadowEvent,
   startShadowRig,
 } from './emulator-process.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-torso-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** Everyday arm moves of the Torso, [motor, position, duration s]. */
-const ARM_GOTOS: readonly (readonly [string, number, number])[] = [
-  ['r_shoulder_y', -40, 1.2],
-  ['r_elbow_y', 60, 1],
-  ['l_shoulder_x', 20, 1],
-  ['head_z', 30, 0.8],
-  ['r_elbow_y', 20, 1],
-  ['r_shoulder_y', 0, 1.2],
-  ['l_shoulder_x', 0, 1],
-  ['head_z', 0, 0.8],
-];
 
 describe('shadow mode beside the Torso on the bus emulator', function () {
   this.timeout(90000);
@@ -49,7 +38,7 @@ describe('shadow mode beside the Torso on the bus emulator', function () {
   after(() => rig?.close());
 
   it('raises no event through making every motor stiff and everyday arm moves', async () => {
-    for (const [motor, position, duration] of ARM_GOTOS)
+    for (const [motor, position, duration] of TORSO_ARM_GOTOS)
       expect((await goto(motor, position, duration, true)).status, motor).to.equal(200);
     await new Promise((r) => setTimeout(r, 300));
     const events = (await call('GET', '/shadow/events.json')).body.events as ShadowEventAnswer[];

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { degToPosition, gainsToRawPid } from '../src/dynamixel/registers.ts';
 import { Motor } from '../src/robot/motor.ts';
+import { gotoPath } from '../src/robot/trajectory.ts';
 import { MoveGuard } from '../src/shadow/guard.ts';
 import { SimBackend } from '../src/sim/backend.ts';
 import { loadUrdf } from '../src/urdf/parse.ts';
@@ -56,7 +57,7 @@ export async function runGuardBench(runs = 60): Promise<GuardBenchResult> {
   let contacts = 0;
   for (let i = 0; i < runs + 3; i++) {
     const to = moves[i % moves.length]!;
-    const p = await guard.predict(new Map(motors.map((m, k) => [m, to[k]!])), 2);
+    const p = await guard.predict(gotoPath(new Map(motors.map((m, k) => [m, to[k]!])), 2));
     if (i >= 3) {
       // the first ones warm the JIT up
       times.push(p.wallMs);

@@ -8,7 +8,7 @@
 import type { RobotConfig } from '../config/robot-config.ts';
 import { conflict } from '../core/errors.ts';
 import type { Motor } from '../robot/motor.ts';
-import { type MovePath, gotoPath } from '../robot/trajectory.ts';
+import type { MovePath } from '../robot/trajectory.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type BusRegister, degToPosition } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
@@ -105,13 +105,9 @@ export class MoveGuard {
     await this.#scratch.close();
   }
 
-  /**
-   * Predicts `path` from the measured pose, its motors stiff, the other motors holding their goals; a goto's targets
-   * (user degrees, already clamped) over `duration` s when given a map.
-   */
-  predict(path: MovePath | ReadonlyMap<Motor, number>, duration = 0): Promise<Prediction> {
-    const move = path instanceof Map ? gotoPath(path, duration) : (path as MovePath);
-    const run = this.#queue.then(() => this.#predict(move));
+  /** Predicts `path` from the measured pose, its motors stiff, the other motors holding their goals. */
+  predict(path: MovePath): Promise<Prediction> {
+    const run = this.#queue.then(() => this.#predict(path));
     this.#queue = run.catch(() => {});
     return run;
   }

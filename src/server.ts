@@ -180,7 +180,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
   const shadow =
     real && (opts.shadow ?? config.shadow)
-      ? new ShadowTwin({ config, urdf, real, log: (line) => logger.warn(line) })
+      ? new ShadowTwin({ config, urdf, real, log: (line, level) => logger[level](line) })
       : undefined;
   const guard =
     shadow && opts.guard

@@ -13,6 +13,8 @@ export interface Reading {
   readonly position: number;
   readonly speed: number;
   readonly load: number;
+  /** The goal it was sent, degrees (the twin's: it tells a commanded move from a joint jostled while holding). */
+  readonly goal?: number;
 }
 
 export interface ShadowEvent {
@@ -62,6 +64,8 @@ export const BAND = {
   CLEAR_HOLD_S: 0.2,
   /** The twin counts as moving at an onset if it moved within this long before it (s). */
   MOVED_WITHIN_S: 0.5,
+  /** A goal that changes by more than this between updates is a commanded move (degrees). */
+  GOAL_STEP_DEG: 0.05,
 } as const;
 
 interface MotorTrack {
@@ -69,6 +73,8 @@ interface MotorTrack {
   lastT: number;
   /** When the twin last moved (s). */
   twinMovedAt: number;
+  /** The twin's goal at the last update (degrees). */
+  lastGoal: number | undefined;
   /** Both positions when the twin last started moving (a weak joint travels part of the way, a blocked one not). */
   moveStart: { real: number; twin: number } | undefined;
   /** When the difference went beyond the band (s), and whether the twin was moving then. */
@@ -100,6 +106,7 @@ export class Comparator {
         speedEnvelope: 0,
         lastT: NaN,
         twinMovedAt: -Infinity,
+        lastGoal: undefined,
         moveStart: undefined,
         overSince: undefined,
         twinMovingAtOnset: false,
@@ -127,11 +134,12 @@ export class Comparator {
     k.lastT = t;
     const speed = Math.max(Math.abs(twin.speed), Math.abs(real?.speed ?? 0));
     k.speedEnvelope = Math.max(speed, k.speedEnvelope * Math.exp(-dt / BAND.SPEED_DECAY_S));
-    if (Math.abs(twin.speed) > BAND.STILL_DEG_S) {
+    if (twinMoves(twin, k.lastGoal)) {
       if (t - k.twinMovedAt > BAND.MOVED_WITHIN_S && real)
         k.moveStart = { real: real.position, twin: twin.position };
       k.twinMovedAt = t;
     }
+    k.lastGoal = twin.goal;
     const band = BAND.DEAD_BAND_DEG + BAND.LAG_S * k.speedEnvelope;
     if (!online) {
       k.overSince = undefined;
@@ -216,6 +224,19 @@ export class Comparator {
     k.inBandSince = undefined;
     this.opts.onEvent?.(event, 'cleared');
   }
+}
+
+/**
+ * Whether the twin is making a commanded move: its goal changing, or it travelling to a goal beyond twice the dead
+ * band. A joint holding its goal while the others move is jostled by them (its speed flickers over STILL_DEG_S): that
+ * is not a move, so a push on it reads as pushed. Without a goal, its speed alone says.
+ */
+function twinMoves(twin: Reading, lastGoal: number | undefined): boolean {
+  if (twin.goal === undefined) return Math.abs(twin.speed) > BAND.STILL_DEG_S;
+  if (lastGoal !== undefined && Math.abs(twin.goal - lastGoal) > BAND.GOAL_STEP_DEG) return true;
+  return (
+    Math.abs(twin.speed) > BAND.STILL_DEG_S && Math.abs(twin.goal - twin.position) > 2 * BAND.DEAD_BAND_DEG
+  );
 }
 
 /**

@@ -33,7 +33,8 @@ export interface ShadowOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
   readonly real: RealBackend;
-  readonly log: (line: string) => void;
+  /** An event raised is a warning, its clearing news. */
+  readonly log: (line: string, level: 'warn' | 'info') => void;
 }
 
 export interface ShadowStatus {
@@ -69,7 +70,8 @@ export class ShadowTwin {
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
       onEvent: (e, change) => {
-        if (change === 'raised') opts.log(describeEvent(e));
+        if (change === 'raised') opts.log(describeEvent(e), 'warn');
+        else opts.log(describeClear(e), 'info');
       },
     });
   }
@@ -118,7 +120,7 @@ export class ShadowTwin {
       // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
       if (this.#failed.has(reg)) return;
       this.#failed.add(reg);
-      this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`);
+      this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`, 'warn');
     });
   }
 
@@ -157,6 +159,7 @@ export class ShadowTwin {
       this.#opts.log(
         `shadow: the twin was ${this.#owed.toFixed(2)} s behind the robot (a stalled server); ` +
           'put back on the measured pose',
+        'warn',
       );
       this.#owed = 0;
     }
@@ -171,7 +174,7 @@ export class ShadowTwin {
     const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
     this.#queue = this.#queue
       .then(() => this.#cycle(values, writes, t, reanchor))
-      .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`));
+      .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`, 'warn'));
   }
 
   async #cycle(
@@ -204,11 +207,16 @@ export class ShadowTwin {
       await sim.advance(steps * sim.dt);
     }
     for (const [reg, v] of writes) this.#apply(reg, v);
-    const [pos, speed, load] = await Promise.all(
-      (['present_position', 'present_speed', 'present_load'] as const).map((r) => sim.bus.read(ids, r)),
+    const [pos, speed, load, goal] = await Promise.all(
+      (['present_position', 'present_speed', 'present_load', 'goal_position'] as const).map((r) =>
+        sim.bus.read(ids, r),
+      ),
     );
     for (const m of this.#motors) {
-      const twin = reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!;
+      const twin = {
+        ...reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
+        goal: positionToDeg(m.spec, goal!.get(m.id) as number),
+      };
       const real = reading(
         m.spec,
         realPos?.get(m.id),
@@ -249,6 +257,12 @@ export function describeEvent(e: ShadowEvent): string {
     `shadow: ${e.motor} ${e.kind}: real ${round(e.real.position)} deg, ${round(e.real.load)} %, ${twin}; ` +
     `error ${round(error)} deg beyond the band of ${round(e.band)} deg since ${round(e.since, 2)} s`
   );
+}
+
+/** The one log line of an event's end. */
+export function describeClear(e: ShadowEvent): string {
+  const lasted = e.until === null ? '' : `, after ${round(e.until - e.since, 2)} s`;
+  return `shadow: ${e.motor} ${e.kind} cleared: back within the band${lasted}`;
 }
 
 /** The comparison as the live state stream carries it: per motor of `robot`, in its order, the twin in user degrees. */

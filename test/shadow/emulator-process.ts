@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
+import { BAND } from '../../src/shadow/comparator.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -110,6 +111,8 @@ export interface ShadowRig {
   readonly server: RobotServer;
   /** Warnings and errors logged (and info lines, with `infoLogs`). */
   readonly logs: string[];
+  /** Every line logged, info included, with when (performance.now(), ms): the server runs in this process. */
+  readonly logged: { readonly line: string; readonly at: number }[];
   call(
     method: string,
     path: string,
@@ -133,7 +136,11 @@ export async function startShadowRig(opts: {
     ...(opts.faults ? ['--faults', opts.faults] : []),
   ]);
   const logs: string[] = [];
-  const keep = (m: string) => logs.push(m);
+  const logged: { line: string; at: number }[] = [];
+  const keep = (line: string) => {
+    logs.push(line);
+    logged.push({ line, at: performance.now() });
+  };
   const server = await createRobotServer({
     backend: 'real',
     robot,
@@ -141,7 +148,11 @@ export async function startShadowRig(opts: {
     shadow: true,
     guard: opts.guard,
     recordsDir: opts.recordsDir,
-    logger: { info: opts.infoLogs ? keep : () => {}, warn: keep, error: keep },
+    logger: {
+      info: opts.infoLogs ? keep : (line) => logged.push({ line, at: performance.now() }),
+      warn: keep,
+      error: keep,
+    },
   }).catch(async (err: unknown) => {
     await started.emulator.close();
     throw err;
@@ -153,6 +164,7 @@ export async function startShadowRig(opts: {
     emulator: started.emulator,
     server,
     logs,
+    logged,
     async call(method, p, body) {
       const res = await fetch(url + p, {
         method,
@@ -182,45 +194,107 @@ export interface ShadowStatusAnswer {
   events: ShadowEventAnswer[];
 }
 
+/** A goto of one motor: [motor, position, duration s]. */
+export type Goto = readonly [string, number, number];
+
 /**
- * Puts a fault on (an emulator console line), runs `act`, waits for the motor's event (at most 3 s) and checks its
- * kind and log line; takes the fault off (`off`), waits for the clear (at most 3 s), then for every motor to agree.
- * Prints the times measured.
+ * Runs `gotos` one after the other (each waited for), over and over, until stop(), which resolves once the goto
+ * under way has ended. A goto answered other than 200 fails the stop.
+ */
+export function keepMoving(rig: ShadowRig, gotos: readonly Goto[]): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running)
+      for (const [motor, position, duration] of gotos) {
+        if (!running) break;
+        const res = await rig.call('POST', `/motors/${motor}/goto.json`, { position, duration, wait: true });
+        expect(res.status, `${motor} -> ${position}: ${JSON.stringify(res.body)}`).to.equal(200);
+      }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** The first line logged at or after `from` (ms) that starts with `prefix`, and when. */
+function loggedAfter(rig: ShadowRig, from: number, prefix: string) {
+  return rig.logged.find((l) => l.at >= from && l.line.startsWith(prefix));
+}
+
+/**
+ * Puts a fault on (an emulator console line) while the robot runs `moving` (gotos of its other motors, over and
+ * over) and, with `act`, while the motor at fault is on its way through a goto of its own; checks the motor's event: its kind, its log line, raised within 1 s of the fault (when the
+ * server logged it; the fault's time is taken before its line is sent) and no event on any other motor. Takes the
+ * fault off (`off`) and checks the clear within 1 s; stops the gotos and waits for every motor to agree. Prints the
+ * times measured.
  */
 export async function expectShadowEvent(
   rig: ShadowRig,
-  opts: { motor: string; kind: string; on: string; off: string; act?: () => Promise<unknown> },
+  opts: {
+    motor: string;
+    kind: string;
+    /** The fault's console line, or how to make it once `act` is under way (a stop ahead of a moving joint). */
+    on: string | (() => Promise<string>);
+    off: string;
+    moving: readonly Goto[];
+    /** Started before the fault, not waited for: a goto of the motor at fault. */
+    act?: () => Promise<unknown>;
+    /** How long after the start of `act` the fault comes, ms (default 250). */
+    actLeadMs?: number;
+  },
 ): Promise<void> {
   const { motor, kind } = opts;
-  const status = async () => (await rig.call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
+  const status = async () =>
+    (await rig.call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
   const fault = async (line: string) => expect(await rig.emulator.send(line), line).to.match(/^faults /);
   const t0 = (await status()).time;
-  const setAt = performance.now();
-  await fault(opts.on);
-  await opts.act?.();
-  const raised = await until(
-    `${kind} on ${motor}`,
-    async () => {
-      const events = (await rig.call('GET', `/shadow/events.json?since=${t0}`)).body.events as ShadowEventAnswer[];
-      return events.find((e) => e.motor === motor);
-    },
-    3000,
-    25,
+  const gotos = keepMoving(
+    rig,
+    opts.moving.filter(([m]) => m !== motor),
   );
-  const raisedMs = performance.now() - setAt;
-  expect(raised.kind, `${motor}: ${JSON.stringify(raised)}`).to.equal(kind);
-  expect(rig.logs.some((l) => l.startsWith(`shadow: ${motor} ${kind}:`))).to.equal(true);
-  const offAt = performance.now();
-  await fault(opts.off);
-  await until(
-    `${kind} on ${motor} to clear`,
-    async () => ((await status()).events.some((e) => e.motor === motor) ? undefined : true),
-    3000,
-    25,
-  );
-  console.log(
-    `      ${kind} on ${motor}: raised ${Math.round(raisedMs)} ms after the fault, cleared ${Math.round(performance.now() - offAt)} ms after its end`,
-  );
+  try {
+    // The other motors under way, and the motor at fault at rest for longer than the comparator's look back.
+    await new Promise((r) => setTimeout(r, BAND.MOVED_WITHIN_S * 1000 + 100));
+    const acting = opts.act?.();
+    if (acting) await new Promise((r) => setTimeout(r, opts.actLeadMs ?? 250));
+    const on = typeof opts.on === 'string' ? opts.on : await opts.on();
+    const setAt = performance.now();
+    await fault(on);
+    await acting;
+    const raised = await until(
+      `an event on ${motor}`,
+      async () => loggedAfter(rig, setAt, `shadow: ${motor} `),
+      3000,
+      10,
+    );
+    expect(raised.line).to.match(new RegExp(`^shadow: ${motor} ${kind}: `));
+    const offAt = performance.now();
+    await fault(opts.off);
+    const cleared = await until(
+      `${kind} on ${motor} to clear`,
+      async () => loggedAfter(rig, offAt, `shadow: ${motor} ${kind} cleared`),
+      3000,
+      10,
+    );
+    const raisedMs = Math.round(raised.at - setAt);
+    const clearedMs = Math.round(cleared.at - offAt);
+    console.log(
+      `      ${kind} on ${motor}: raised ${raisedMs} ms after the fault, cleared ${clearedMs} ms after its end`,
+    );
+    expect(raisedMs, 'raised within 1 s of the fault').to.be.at.most(1000);
+    expect(clearedMs, 'cleared within 1 s of its end').to.be.at.most(1000);
+    const events = (await rig.call('GET', `/shadow/events.json?since=${t0}`)).body
+      .events as ShadowEventAnswer[];
+    expect(
+      events.map((e) => `${e.motor} ${e.kind}`),
+      JSON.stringify(events),
+    ).to.deep.equal([`${motor} ${kind}`]);
+  } finally {
+    await gotos.stop();
+  }
   await until('all agree again', async () =>
     (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
   );

@@ -20,6 +20,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-torso-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('shadow mode beside the Torso on the bus emulator', function () {
+  const moving = TORSO_ARM_GOTOS;
   this.timeout(90000);
   let rig: ShadowRig;
   let motors: string[];
@@ -29,11 +30,17 @@ describe('shadow mode beside the Torso on the bus emulator', function () {
 
   before(async function () {
     this.timeout(90000);
-    rig = await startShadowRig({ robot: 'torso', faults: 'drop=0.05', recordsDir: path.join(tmp, 'records') });
+    rig = await startShadowRig({
+      robot: 'torso',
+      faults: 'drop=0.05',
+      recordsDir: path.join(tmp, 'records'),
+    });
     motors = (await call('GET', '/motors/list.json')).body.motors as string[];
     expect(motors).to.have.length(13);
     for (const m of motors)
-      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status, m).to.equal(200);
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status, m).to.equal(
+        200,
+      );
   });
   after(() => rig?.close());
 
@@ -46,29 +53,44 @@ describe('shadow mode beside the Torso on the bus emulator', function () {
   });
 
   it('offset: an MX-28 reporting its angle shifted', () =>
-    expectShadowEvent(rig, { motor: 'abs_z', kind: 'offset', on: 'offset=33:12', off: 'offset=33:off' }));
+    expectShadowEvent(rig, {
+      motor: 'abs_z',
+      kind: 'offset',
+      on: 'offset=33:12',
+      off: 'offset=33:off',
+      moving,
+    }));
 
   it('offline: an MX-28 gone from the bus', () =>
-    expectShadowEvent(rig, { motor: 'r_arm_z', kind: 'offline', on: 'missing=53', off: 'missing=' }));
+    expectShadowEvent(rig, { motor: 'r_arm_z', kind: 'offline', on: 'missing=53', off: 'missing=', moving }));
 
   it('pushed: a torque turning a held elbow', () =>
-    expectShadowEvent(rig, { motor: 'l_elbow_y', kind: 'pushed', on: 'push=44:5', off: 'push=44:off' }));
+    expectShadowEvent(rig, {
+      motor: 'l_elbow_y',
+      kind: 'pushed',
+      on: 'push=44:5',
+      off: 'push=44:off',
+      moving,
+    }));
 
-  it('blocked: a stop on the way of a head goto (AX-12)', async () => {
-    // head_z turns in raw degrees as in user degrees (direct, no offset): the stop is 4 degrees ahead.
-    const at = (await call('GET', '/motors/head_z/registers/present_position/value.json')).body
-      .present_position as number;
+  it('blocked: a stop put ahead of the head on its way through a goto (AX-12)', async () => {
+    // head_z turns in raw degrees as in user degrees (direct, no offset).
+    const present = async () =>
+      (await call('GET', '/motors/head_z/registers/present_position/value.json')).body
+        .present_position as number;
+    const at = await present();
     await expectShadowEvent(rig, {
       motor: 'head_z',
       kind: 'blocked',
-      on: `block=36@${at + 4}`,
+      act: () => goto('head_z', at + 60, 1.2),
+      on: async () => `block=36@${(await present()) + 3}`,
       off: 'block=36@off',
-      act: () => goto('head_z', at + 40, 0.8),
+      moving,
     });
     await goto('head_z', 0, 0.8, true);
   });
 
-  it('weak: a shoulder at 6 % of its torque lifting the arm, sagging short of its goal', async () => {
+  it('weak: a shoulder falling to 6 % of its torque while lifting the arm, sagging short of its goal', async () => {
     await goto('r_shoulder_y', 0, 1, true);
     await expectShadowEvent(rig, {
       motor: 'r_shoulder_y',
@@ -76,6 +98,7 @@ describe('shadow mode beside the Torso on the bus emulator', function () {
       on: 'weak=51:0.06',
       off: 'weak=51:off',
       act: () => goto('r_shoulder_y', -80, 1.2),
+      moving,
     });
     await goto('r_shoulder_y', 0, 1, true);
   });
@@ -91,7 +114,9 @@ describe('the guard beside the Torso on the bus emulator', function () {
     rig = await startShadowRig({ robot: 'torso', guard: true, recordsDir: path.join(tmp, 'guard-records') });
     const motors = (await call('GET', '/motors/list.json')).body.motors as string[];
     for (const m of motors)
-      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status, m).to.equal(200);
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status, m).to.equal(
+        200,
+      );
     // Its zero pose, clear of the table (forced: getting there from a slumped start may itself touch).
     const zero = { motors, positions: motors.map(() => 0), duration: 1.5, wait: true };
     expect((await call('POST', '/motors/goto.json?force=true', zero)).status).to.equal(200);
@@ -108,17 +133,29 @@ describe('the guard beside the Torso on the bus emulator', function () {
       wait: false,
     });
     expect(res.status, JSON.stringify(res.body)).to.equal(409);
-    expect(res.body.error, JSON.stringify(res.body)).to.match(/r_forearm touching (base|table)|(base|table) touching r_forearm/);
+    expect(res.body.error, JSON.stringify(res.body)).to.match(
+      /r_forearm touching (base|table)|(base|table) touching r_forearm/,
+    );
     expect(res.body.details).to.match(/r_shoulder_y -> -?[\d.]+, r_shoulder_x -> 0, r_arm_z -> 80/);
   });
 
   it('refuses an IK goto that folds the right hand into its own trunk, naming the forearm and a body part', async () => {
     // A point in front of the chest, between the bust's motors and the spine (found on the sim twin).
-    const res = await call('POST', '/ik/r_arm_chain/goto.json', { xyz: '0.02,-0.04,0.2', duration: 2, wait: false });
+    const res = await call('POST', '/ik/r_arm_chain/goto.json', {
+      xyz: '0.02,-0.04,0.2',
+      duration: 2,
+      wait: false,
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(409);
     const [, a, b] = /predicts (\S+) touching (\S+)/.exec(res.body.error as string) ?? [];
     expect([a, b], res.body.error as string).to.include('r_forearm');
-    expect([a, b].find((l) => l !== 'r_forearm')).to.be.oneOf(['base', 'spine', 'bust_motors', 'chest', 'head']);
+    expect([a, b].find((l) => l !== 'r_forearm')).to.be.oneOf([
+      'base',
+      'spine',
+      'bust_motors',
+      'chest',
+      'head',
+    ]);
   });
 
   it("accepts the example scenario's IK targets of both arms", async () => {

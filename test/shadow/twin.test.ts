@@ -110,9 +110,7 @@ describe('the shadow twin, scripted', function () {
     real.positions.set(3, -20);
     real.cycle(0);
     await settle();
-    expect((await twin.sim.bus.read([3], 'present_position')).get(3)).to.equal(
-      degToPosition(real.spec, -20),
-    );
+    expect((await twin.sim.bus.read([3], 'present_position')).get(3)).to.equal(degToPosition(real.spec, -20));
     expect((await twin.sim.bus.read([3], 'goal_position')).get(3)).to.equal(goal);
   });
 });
@@ -127,7 +125,8 @@ describe('the divergence comparator', () => {
 
   it('raises nothing for a difference within the dead band, however long', () => {
     const { c, seen } = make();
-    for (let t = 0; t < 5; t += 0.02) c.update(t, 'm1', still(BAND.DEAD_BAND_DEG * 0.9), true, still(0), false);
+    for (let t = 0; t < 5; t += 0.02)
+      c.update(t, 'm1', still(BAND.DEAD_BAND_DEG * 0.9), true, still(0), false);
     expect(seen).to.deep.equal([]);
     expect(c.status()[0]!.state).to.equal('agree');
   });
@@ -173,15 +172,39 @@ describe('the divergence comparator', () => {
   it('classifies: steady shift with loads agreeing is an offset; blocked, weak, pushed by motion and onset', () => {
     expect(classify(still(10, 5), still(0, 5), false)).to.equal('offset');
     expect(classify(still(10, 60), still(40, 5), true)).to.equal('blocked');
-    expect(classify({ position: 10, speed: 50, load: 90 }, { position: 40, speed: 200, load: 30 }, true)).to.equal(
-      'weak',
-    );
+    expect(
+      classify({ position: 10, speed: 50, load: 90 }, { position: 40, speed: 200, load: 30 }, true),
+    ).to.equal('weak');
     expect(classify(still(14, -40), still(0, 0), false)).to.equal('pushed');
     // Standing short of the twin after a move: blocked if it barely left its start, weak (sagging) if it came most
     // of the way.
     const start = { real: 0, twin: 0 };
     expect(classify(still(4, 80), still(40, 5), true, start)).to.equal('blocked');
     expect(classify(still(32, 80), still(40, 5), true, start)).to.equal('weak');
+  });
+
+  it("tells a push on a holding joint jostled by the others from a commanded move, by the twin's goal", () => {
+    // The twin holds its goal of 0 while its speed flickers (the other joints moving); the real joint is turned away.
+    const jostled = (t: number): Reading => ({
+      position: 0.5,
+      speed: t % 0.04 < 0.02 ? 9 : -9,
+      load: 0,
+      goal: 0,
+    });
+    const pushed = make();
+    let t = 0;
+    for (; t < 1 + BAND.HOLD_S + 0.1; t += 0.02)
+      pushed.c.update(t, 'm1', { ...still(t < 1 ? 0.5 : 20), load: -60 }, true, jostled(t), false);
+    expect(pushed.seen).to.deep.equal(['raised pushed']);
+    // The same readings while the goal moves (a goto under way): the joint that does not follow is blocked.
+    const blocked = make();
+    t = 0;
+    for (; t < 1 + BAND.HOLD_S + 0.1; t += 0.02) {
+      const goal = Math.min(40, t * 40);
+      const twin = { position: goal - 1, speed: t < 1 ? 40 : 0, load: 5, goal };
+      blocked.c.update(t, 'm1', { ...still(Math.min(goal, 2)), load: 80 }, true, twin, false);
+    }
+    expect(blocked.seen).to.deep.equal(['raised blocked']);
   });
 
   it('keeps a bounded history, newest last', () => {

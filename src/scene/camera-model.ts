@@ -10,9 +10,8 @@
 import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
-import { kelvinLinear, linearToSrgb } from './colour.ts';
+import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
 import { jpegRoundTrip } from './jpeg-pass.ts';
-import { LINEAR_MAX, LINEAR_WHITE, type LinearImage } from './rasterizer.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
 export class RealismError extends Error {
@@ -78,14 +77,20 @@ export function checkLens(
   settings: CameraRealism,
 ): void {
   if (typeof settings.exposure === 'number' && settings.exposure > 1 / fps)
-    throw new RealismError('camera.realism.exposure', `${settings.exposure} s is longer than a frame (1/${fps} s)`);
+    throw new RealismError(
+      'camera.realism.exposure',
+      `${settings.exposure} s is longer than a frame (1/${fps} s)`,
+    );
   const focal = width / 2 / Math.tan((hfovDeg * Math.PI) / 360);
   const { k1, k2 } = settings;
   const corner = Math.hypot(width / 2, height / 2) / focal;
   const ruCorner = undistortRadius(corner, k1, k2);
   for (let r = 0; r <= ruCorner * 1.001; r += ruCorner / 200) {
     if (1 + 3 * k1 * r * r + 5 * k2 * r ** 4 <= 0.05)
-      throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} fold the picture before its corners`);
+      throw new RealismError(
+        'camera.realism.k1',
+        `k1 ${k1} and k2 ${k2} fold the picture before its corners`,
+      );
   }
   if (!(Math.abs(ruCorner * (1 + k1 * ruCorner ** 2 + k2 * ruCorner ** 4) - corner) < 1e-6))
     throw new RealismError('camera.realism.k1', `k1 ${k1} and k2 ${k2} give no undistorted corner`);

@@ -1,4 +1,22 @@
-/** Colour helpers shared by the room, the rasteriser and the camera model: sRGB <-> linear, lamp colours. */
+/**
+ * Colour helpers shared by the room, the rasteriser and the camera model: sRGB <-> linear, lamp colours, and the
+ * linear picture they pass along (no three.js here: the camera model loads without the renderer).
+ */
+
+/** Linear light of white paper facing a lamp of intensity 1 at the rasteriser's reference distance. */
+export const LINEAR_WHITE = 1024;
+/** Brightest linear value stored (a lamp panel, a window): 4x white. */
+export const LINEAR_MAX = 4095;
+
+/** The physical picture: linear RGB (LINEAR_WHITE = white paper) and 1/depth (1/m, 0 = nothing) per pixel. */
+export interface LinearImage {
+  readonly width: number;
+  readonly height: number;
+  readonly rgb: Uint16Array;
+  readonly invDepth: Float32Array;
+  /** Focal length it was drawn with, pixels. */
+  readonly focal: number;
+}
 
 /** sRGB-encoded 0..1 to linear 0..1 (IEC 61966-2-1). */
 export function srgbToLinear(c: number): number {

@@ -13,7 +13,7 @@
  */
 import * as THREE from 'three';
 import type { Frame } from '../core/backend.ts';
-import { srgbToLinear } from './colour.ts';
+import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, srgbToLinear } from './colour.ts';
 
 export interface ImageEffects {
   /** Multiplies the light (1 = as lit). */
@@ -26,24 +26,10 @@ export interface ImageEffects {
   readonly seed?: number;
 }
 
-/** Linear light of white paper facing a lamp of intensity 1 at LAMP_REFERENCE metres. */
-export const LINEAR_WHITE = 1024;
-/** Brightest linear value stored (a lamp panel, a window): 4x white. */
-export const LINEAR_MAX = 4095;
 /** A lamp of intensity 1 lights a surface facing it this far away to white (inverse square around it). */
 const LAMP_REFERENCE = 1.5;
 /** A lamp is a panel, not a point: its light stays finite next to it (squared size, m^2). */
 const LAMP_SIZE2 = 0.3 * 0.3;
-
-/** The physical picture: linear RGB (LINEAR_WHITE = white paper) and 1/depth (1/m, 0 = nothing) per pixel. */
-export interface LinearImage {
-  readonly width: number;
-  readonly height: number;
-  readonly rgb: Uint16Array;
-  readonly invDepth: Float32Array;
-  /** Focal length it was drawn with, pixels. */
-  readonly focal: number;
-}
 
 const AMBIENT = 0.55;
 const HEADLIGHT = 0.4;

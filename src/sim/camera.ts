@@ -20,8 +20,10 @@ import {
 } from '../urdf/transform.ts';
 import type { CardTable } from '../scene/cards.ts';
 import { type CardState } from '../scene/cards.ts';
-import { TwinScene } from '../scene/twin-scene.ts';
-import { type ImageEffects, Rasterizer } from '../scene/rasterizer.ts';
+import type { TwinScene } from '../scene/twin-scene.ts';
+import type * as TwinSceneModule from '../scene/twin-scene.ts';
+import type { ImageEffects, Rasterizer } from '../scene/rasterizer.ts';
+import type * as RasterizerModule from '../scene/rasterizer.ts';
 import { CameraModel, checkLens } from '../scene/camera-model.ts';
 
 export interface SimCameraOptions {
@@ -46,6 +48,17 @@ export interface SimCameraOptions {
   readonly jointVelocities?: () => ReadonlyMap<string, number>;
 }
 
+/**
+ * The renderer (three.js and the rasteriser, about 2 MB of code) is loaded on a camera's first use, not at start:
+ * a robot without a camera, or one nobody looks through, never pays for it. Loaded once per process.
+ */
+let renderer: Promise<RendererModules> | undefined;
+type RendererModules = [typeof TwinSceneModule, typeof RasterizerModule];
+function loadRenderer(): Promise<RendererModules> {
+  renderer ??= Promise.all([import('../scene/twin-scene.ts'), import('../scene/rasterizer.ts')]);
+  return renderer;
+}
+
 /** Time step over which the image motion is measured from the joint speeds, seconds. */
 const MOTION_STEP = 0.01;
 
@@ -59,7 +72,8 @@ export class SimCamera implements Camera {
   /** Built on first use (a frame, a pose): the room and meshes cost a start ~0.6-1 s that no answer needs. */
   #scene: TwinScene | undefined;
   #rasterizerMade: Rasterizer | undefined;
-  readonly #build: () => { scene: TwinScene; rasterizer: Rasterizer };
+  readonly #build: (modules: RendererModules) => { scene: TwinScene; rasterizer: Rasterizer };
+  #modules: RendererModules | undefined;
   /**
    * The lens and sensor model, built on the first realistic frame (its maps are about 9 MB at 640 x 480: thirty
    * classroom twins nobody looks through would hold 270 MB). The settings are checked at once (a bad one stops the start).
@@ -84,7 +98,7 @@ export class SimCamera implements Camera {
     this.#jointAngles = opts.jointAngles;
     this.#now = opts.now;
     this.#jointVelocities = opts.jointVelocities;
-    this.#build = () => ({
+    this.#build = ([{ TwinScene }, { Rasterizer }]) => ({
       // The cards as they are now: their moves before this were not followed.
       scene: new TwinScene({
         urdf: opts.urdf,
@@ -107,10 +121,16 @@ export class SimCamera implements Camera {
     });
   }
 
-  /** The three.js world the camera sees (built on first use). */
+  /** Loads the renderer (once per process); grab() does it, render() and scene need it done. */
+  async prepare(): Promise<void> {
+    this.#modules ??= await loadRenderer();
+  }
+
+  /** The three.js world the camera sees (built on first use, after prepare()). */
   get scene(): TwinScene {
     if (!this.#scene) {
-      const built = this.#build();
+      if (!this.#modules) throw new Error('the camera renders once prepared: await camera.prepare() first');
+      const built = this.#build(this.#modules);
       this.#scene = built.scene;
       this.#rasterizerMade = built.rasterizer;
     }
@@ -166,12 +186,13 @@ export class SimCamera implements Camera {
       now - last.time < 1 / this.fps - 1e-9
     )
       return last.frame;
+    await this.prepare();
     const frame = this.render();
     if (now !== undefined) this.#last = { frame, time: now, version: this.#version };
     return frame;
   }
 
-  /** Renders the camera's view of the twin as it is now (synchronous). */
+  /** Renders the camera's view of the twin as it is now (synchronous, once prepared). */
   render(): Frame {
     const angles = this.#jointAngles();
     this.scene.setJointAngles(angles);

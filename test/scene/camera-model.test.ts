@@ -12,7 +12,7 @@ import { loadRobotConfig, parseRobotConfig } from '../../src/config/robot-config
 import type { Frame } from '../../src/core/backend.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { CameraModel } from '../../src/scene/camera-model.ts';
-import { LINEAR_WHITE, type LinearImage } from '../../src/scene/rasterizer.ts';
+import { LINEAR_WHITE, type LinearImage } from '../../src/scene/colour.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 

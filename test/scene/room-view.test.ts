@@ -56,6 +56,7 @@ describe('the twin camera sees a room (realistic frames)', function () {
       await sim.open();
       try {
         const camera = sim.camera!;
+        await camera.prepare();
         expect(camera.realistic).to.equal(true);
         expectStructure(camera.render(), 'start pose');
         await sim.advance(2);

@@ -56,6 +56,7 @@ export async function ergoJrView(
     jointAngles: () => new Map(config.motors.map((m) => [m.name, userToJoint(m, pose[m.name] ?? 0)])),
     effects: opts.effects,
   });
+  await camera.prepare();
   return {
     camera,
     cards,

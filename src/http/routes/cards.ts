@@ -80,7 +80,10 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       ...marks,
       answer: z.object({ cards: z.array(card) }),
       examples: { answer: { cards: [{ ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, -0.016] }] } },
-      handler: () => ({ cards: world.cards.list().map(entry) }),
+      handler: async () => {
+        await world.camera?.prepare();
+        return { cards: world.cards.list().map(entry) };
+      },
     }),
     route({
       method: 'POST',
@@ -92,8 +95,10 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       tip: SHOW_TIP,
       answer: card,
       examples: { body: { distance: 0.2 }, answer: CARD_EXAMPLE },
-      handler: ({ params, body }) => {
+      handler: async ({ params, body }) => {
         world.cards.get(params.name);
+        // Whether the camera sees a card takes its pose, from the renderer's scene (loaded on first use).
+        await world.camera?.prepare();
         const camera = world.camera;
         if (!camera)
           throw notFound(
@@ -113,8 +118,10 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       tip: POSE_TIP,
       answer: card,
       examples: { body: { xyz: [0.01, 0.02, 0.03], rpy: [0, 0, 1] }, answer: CARD_EXAMPLE },
-      handler: ({ params, body }) => {
+      handler: async ({ params, body }) => {
         world.cards.get(params.name);
+        // Whether the camera sees a card takes its pose, from the renderer's scene (loaded on first use).
+        await world.camera?.prepare();
         const [x, y, z] = body.xyz;
         const [r, p, yaw] = body.rpy;
         return entry(world.cards.place(params.name, { xyz: [x!, y!, z!], rpy: [r!, p!, yaw!] }));
@@ -127,7 +134,11 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       ...marks,
       answer: card,
       examples: { answer: { ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, -0.016] } },
-      handler: ({ params }) => entry(world.cards.putAway(params.name)),
+      handler: async ({ params }) => {
+        world.cards.get(params.name);
+        await world.camera?.prepare();
+        return entry(world.cards.putAway(params.name));
+      },
     }),
   ];
 }

@@ -1,13 +1,10 @@
 /**
  * The bus emulator: the twin's servos (src/sim, at real-time speed) behind an emulated Dynamixel bus, on a
- * pseudo-terminal made by socat, which relays its bytes to and from this process. The host (the real backend, or any
- * Dynamixel tool) opens the pty.
+ * pseudo-terminal whose master this process holds (src/emulator/pty.ts). The host (the real backend, or any Dynamixel
+ * tool) opens the pty.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import { SerialPort } from 'serialport';
 import { loadRobotConfig } from '../config/robot-config.ts';
-import { ConfigError } from '../core/errors.ts';
 import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
@@ -15,6 +12,7 @@ import { loadUrdf } from '../urdf/parse.ts';
 import type { PhysicalFaults } from '../sim/physical-faults.ts';
 import { EmulatedBus, type Faults, noFaults } from './bus.ts';
 import { EmulatedServo } from './servo.ts';
+import { type PtyWire, openPty } from './pty.ts';
 
 export interface EmulatorOptions {
   /** Built-in robot name or path to a robot config. */
@@ -25,10 +23,12 @@ export interface EmulatorOptions {
   /** Sim speed behind the servos (default 1: real time, as servos are). */
   readonly speed?: SimSpeed;
   /**
-   * Scheduling of the socat relays (the wire): servos answer on their own microcontrollers, so the emulator's
-   * processes may ask to run ahead of the host's. Applied where permitted (root, CAP_SYS_NICE); default: unchanged.
+   * Scheduling of a socat relay (the wire, where node-pty's binary is missing): servos answer on their own
+   * microcontrollers, so the emulator's processes may ask to run ahead of the host's. Applied where permitted (root, CAP_SYS_NICE); default: unchanged.
    */
   readonly scheduling?: Scheduling;
+  /** Who holds the pty's master (default 'native', falling back to socat when node-pty's binary is missing). */
+  readonly wire?: PtyWire['kind'];
 }
 
 export interface RunningEmulator {
@@ -36,50 +36,11 @@ export interface RunningEmulator {
   readonly path: string;
   readonly bus: EmulatedBus;
   readonly sim: SimBackend;
+  /** Who holds the pty's master: this process ('native'), or a socat relay where node-pty's binary is missing. */
+  readonly wire: PtyWire['kind'];
   /** Opens another pty on the same servos (a second host). */
   addPort(): Promise<string>;
   close(): Promise<void>;
-}
-
-/**
- * Starts `socat` with one raw pty, relayed to and from socat's stdin and stdout (pipes to this process), and resolves
- * with the pty's path once it is ready. One pty, not a linked pair: each pty hop passes through the kernel's tty
- * work queue, a wake-up more per direction of every transaction.
- */
-export function openPty(): Promise<{
-  path: string;
-  socat: ChildProcessByStdio<Writable, Readable, Readable>;
-}> {
-  return new Promise((resolve, reject) => {
-    let socat: ChildProcessByStdio<Writable, Readable, Readable>;
-    try {
-      socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    } catch (err) {
-      reject(err as Error);
-      return;
-    }
-    let path: string | undefined;
-    let text = '';
-    let ready = false;
-    const fail = (why: string) => {
-      socat.kill();
-      reject(new ConfigError('socat', `${why} (the bus emulator needs socat: apt-get install socat)`));
-    };
-    socat.on('error', (err) => fail(err.message));
-    socat.on('exit', (code) => {
-      if (!ready) fail(`socat exited with code ${code}: ${text.trim().split('\n').pop() ?? ''}`);
-    });
-    socat.stderr.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      path ??= /PTY is (\S+)/.exec(text)?.[1];
-      if (path && /starting data transfer loop/.test(text)) {
-        ready = true;
-        socat.stderr.removeAllListeners('data');
-        socat.stderr.resume();
-        resolve({ path, socat });
-      }
-    });
-  });
 }
 
 /** The robot's servos on an emulated bus, the twin behind them, no port: the in-memory binding's side (tests). */
@@ -120,25 +81,23 @@ export async function emulateBus(
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
   const { bus, sim, baud } = await emulateBus(opts);
   const ports: {
-    socat: ChildProcessByStdio<Writable, Readable, Readable>;
+    wire: PtyWire;
     watch?: Awaited<ReturnType<typeof SerialPort.binding.open>>;
   }[] = [];
   /** One more pty on the bus; resolves with the path the host opens. */
   const addPort = async (): Promise<string> => {
-    const { path, socat } = await openPty();
-    if (opts.scheduling && socat.pid !== undefined) raiseScheduling(socat.pid, opts.scheduling);
+    const wire = await openPty(opts.wire);
+    const path = wire.path;
+    if (opts.scheduling && wire.relayPid !== undefined) raiseScheduling(wire.relayPid, opts.scheduling);
     // A descriptor of our own on the pty, opened before the host's, to read the rate the host sets on it (its
     // termios): servos at another rate do not hear it. Never read from (the host's replies stay the host's).
     const watch = await SerialPort.binding.open({ path, baudRate: baud, lock: false }).catch(() => undefined);
-    ports.push({ socat, watch });
+    ports.push({ wire, watch });
     const receive = bus.connect(
-      (bytes) => {
-        if (socat.stdin.writable) socat.stdin.write(bytes);
-      },
+      (bytes) => wire.write(bytes),
       watch && (async () => (await watch.getBaudRate()).baudRate),
     );
-    socat.stdout.on('data', (chunk: Buffer) => receive(chunk));
-    socat.stdin.on('error', () => {});
+    wire.onData((chunk) => receive(chunk));
     return path;
   };
   const path = await addPort();
@@ -157,20 +116,16 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   let closing: Promise<void> | undefined;
   return {
     path,
+    wire: ports[0]!.wire.kind,
     bus,
     sim,
     addPort,
     close() {
       closing ??= (async () => {
         bus.close();
-        for (const { socat, watch } of ports) {
+        for (const { wire, watch } of ports) {
           await watch?.close().catch(() => {});
-          const exited = new Promise<void>((resolve) => {
-            if (socat.exitCode !== null || socat.signalCode !== null) resolve();
-            else socat.once('exit', () => resolve());
-          });
-          socat.kill();
-          await exited;
+          await wire.close();
         }
         await sim.close();
       })();

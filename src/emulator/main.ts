@@ -14,7 +14,7 @@ import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { startEmulator } from './emulator.ts';
 
 /**
- * Scheduling of the emulator process and its socat relay, where permitted: real-time FIFO 10 (below the bus
+ * Scheduling of the emulator process (and its socat relay, if any), where permitted: real-time FIFO 10 (below the bus
  * process's 20, so the host's loop still runs first), else nice -10.
  */
 const EMULATOR_SCHEDULING: Scheduling = { realtime: 10, nice: -10 };
@@ -223,7 +223,7 @@ async function main(argv: string[]): Promise<void> {
   }
   console.log(emulator.path);
   console.error(
-    `emulating ${opts.robot} on ${emulator.path}; run: npm start -- --backend=real --robot=${opts.robot} --serial=${emulator.path}`,
+    `emulating ${opts.robot} on ${emulator.path}${emulator.wire === 'socat' ? ' (relayed by socat)' : ''}; run: npm start -- --backend=real --robot=${opts.robot} --serial=${emulator.path}`,
   );
   if (opts.console) faultConsole(emulator.bus);
   const shutdown = () => {

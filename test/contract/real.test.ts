@@ -1,5 +1,5 @@
 /**
- * The Backend contract on the real backend: over the bus emulator on a real pseudo-terminal (socat) for the Ergo Jr
+ * The Backend contract on the real backend: over the bus emulator on a real pseudo-terminal for the Ergo Jr
  * (protocol 2.0) and the Torso (protocol 1.0), and on a real robot when POPPY_SERIAL_PORT names the serial port of a
  * powered one (POPPY_ROBOT picks its config, default ergo-jr); that last suite is pending otherwise.
  */

@@ -1,5 +1,5 @@
 /**
- * The bus emulator against the servos' e-manuals (issue 28), over a real pseudo-terminal (socat), one check per point:
+ * The bus emulator against the servos' e-manuals (issue 28), over a real pseudo-terminal, one check per point:
  * the Moving flag, the baud register's power-on value, checksum/CRC error replies, REG_WRITE/ACTION, REBOOT (2.0),
  * Data Length Error (2.0), the Angle Limit bit (1.0), id and baud changes taking effect, BULK_WRITE (2.0) and the
  * XL-320's EEPROM lock with torque on. The physics behind the servos moves only when a test advances it.

@@ -1,6 +1,6 @@
 /**
  * GET /metrics, read by a Prometheus text-format parser: requests by route and status with latency histograms, the
- * twin's real-time factor and step time, running primitives; on the real robot (bus emulator over socat), the bus's
+ * twin's real-time factor and step time, running primitives; on the real robot (bus emulator over a pseudo-terminal), the bus's
  * transactions, timeouts and loop lateness; in a classroom, every twin's series under its `twin` label.
  */
 import { expect } from 'chai';

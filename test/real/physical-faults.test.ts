@@ -1,6 +1,6 @@
 /**
  * The bus emulator's faults of the physical world (block, weak, push, offset), put on and taken off through fault
- * lines as its --console takes them, seen by a host over the real pseudo-terminal (socat): the servos keep speaking
+ * lines as its --console takes them, seen by a host over the real pseudo-terminal: the servos keep speaking
  * the protocol, and what they report is what the changed physics does. Ergo Jr's m1 (id 1), the base turn: its axis is
  * vertical, so gravity loads it with nothing. Wall time is inherent (servos at real time): waits are bounded polls.
  */

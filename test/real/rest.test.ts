@@ -1,5 +1,5 @@
 /**
- * The REST server on --backend=real, over the bus emulator on a real pseudo-terminal (socat), checked from outside
+ * The REST server on --backend=real, over the bus emulator on a real pseudo-terminal, checked from outside
  * over HTTP: the Ergo Jr (XL-320, protocol 2.0) and the Torso (MX-28 and AX-12, protocol 1.0). The emulator runs the
  * twin's physics at real time behind the servos, so gotos move and a record taught by hand replays; its faults
  * (dropped and corrupt replies, a servo gone, error bits) are switched on and off while the server runs.

@@ -26,7 +26,7 @@ interface Proc {
 
 const procs = new Set<ChildProcess>();
 afterEach(async () => {
-  // SIGTERM first: an emulator ends its socat relay on the way out (SIGKILL would leave it running).
+  // SIGTERM first: an emulator closes its pty (or ends its socat relay) on the way out.
   await Promise.all(
     [...procs].map(async (c) => {
       const gone = new Promise((resolve) => c.once('close', resolve));

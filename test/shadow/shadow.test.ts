@@ -1,5 +1,5 @@
 /**
- * Shadow mode over the bus emulator on a real pseudo-terminal (socat), checked from outside over HTTP: each fault of
+ * Shadow mode over the bus emulator on a real pseudo-terminal, checked from outside over HTTP: each fault of
  * the physical world put on the emulated servos (block, weak, push, offset, a servo gone) raises its event with the
  * right motor and kind within 1 s, set while the other motors run everyday gotos, and clears within 1 s of the
  * fault's end. Wall time is inherent (a serial bus in real time): the times are those the server logged the event

@@ -1,15 +1,11 @@
 /**
  * The OpenAPI 3.1 document, generated from the routes' zod schemas (@fastify/swagger + fastify-type-provider-zod),
- * served at GET /openapi.json, and the browsable reference at /docs (@fastify/swagger-ui; its files ship in the
- * package, so it works offline).
+ * served at GET /openapi.json, and the browsable reference at /docs (src/http/docs-page.ts).
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { registerDocsPage } from './docs-page.ts';
 import type { Profile } from './profile.ts';
 import type { RouteSpec } from './route.ts';
 import { errorBody } from './schema.ts';
@@ -20,12 +16,6 @@ interface OperationLike {
     content?: Record<string, { schema?: { type?: string; required?: string[] } }>;
   };
 }
-
-/**
- * The reference page's files, found through Node's resolution: the server may run bundled (dist/), where the
- * package's own `__dirname` does not exist, so its folder and logo are given to it.
- */
-const UI_DIR = path.dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json'));
 
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -155,12 +145,7 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
       };
     },
   });
-  void app.register(swaggerUi, {
-    routePrefix: DOCS_PATH,
-    staticCSP: true,
-    baseDir: path.join(UI_DIR, 'static'),
-    logo: { type: 'image/svg+xml', content: readFileSync(path.join(UI_DIR, 'static/logo.svg')) },
-  });
+  registerDocsPage(app, DOCS_PATH);
 }
 
 /** GET /openapi.json, served beside the routes (the index page lists it). */

@@ -49,8 +49,8 @@ ROBOTS.torso = { links: links(['base', ...UPPER_BODY]) };
 /**
  * The Ergo Jr (lamp effector) in poppy_ergo_jr_description's urdf/poppy_ergo_jr.urdf.xacro (lamp:=true): per link of
  * ours, its parent there, joint origin xyz/rpy, visual mesh and visual rpy. Its frames are not ours (section_3's sits
- * 15 mm further along m4's axis, turned), but at zero angles both put every joint at the same place (m1 to m6 within
- * 0.01 mm): the meshes are carried into our frames through the two zero poses.
+ * 15 mm further along m4's axis, turned), but at zero angles both put every joint on the same axis line (m1, m2, m3,
+ * m5 and m6 at the same point to 0.1 mm): the meshes are carried into our frames through the two zero poses.
  */
 const H = Math.PI / 2;
 const ERGO_DESCRIPTION: readonly (readonly [string, string | null, V3, V3, string, V3])[] = [

@@ -1,16 +1,23 @@
 /**
- * Measures the Poppy robots' collision meshes as 26-sided bounding polytopes and writes the numbers to
+ * Measures the Poppy robots' meshes as 26-sided bounding polytopes and writes the numbers to
  * urdf/collision-fit.json, which urdf/generate.ts turns into the generated URDFs' collision shapes.
  *
- * Run: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir>
+ * Run: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir> <ergo-jr-meshes-dir>
  * with the `hardware/URDF/meshes` folders of poppy-project/poppy-humanoid (commit d66c8fb) and poppy-project/poppy-torso
- * (commit 8073e69): their "*_respondable" STL files are the V-REP collision shapes of each link, in the link frame.
- * The meshes are not part of this repository; only these measurements are: for each link, how far its shape reaches
- * along each of 26 directions (the faces, edges and corners of a cube), in millimetres.
+ * (commit 8073e69): their "*_respondable" STL files are the V-REP collision shapes of each link, in the link frame;
+ * and the `meshes` folder of poppy-project/poppy_ergo_jr_description (commit 7eb32bd): the Ergo Jr's COLLADA parts
+ * (its own repository's STL files are Git LFS pointers), placed by that package's URDF (lamp effector) and carried
+ * into our link frames. The meshes are not part of this repository; only these measurements are: for each link (or
+ * piece of a link), how far its shape reaches along each of 26 directions (the faces, edges and corners of a cube),
+ * in millimetres.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseStl } from '../src/urdf/stl.ts';
+import { parseUrdf } from '../src/urdf/parse.ts';
+import { linkPoses } from '../src/sim/link-poses.ts';
+import { IDENTITY, qconj, qmul, qrotate, qrpy, vadd, type Quat, type V3 } from '../src/sim/quat.ts';
+import { colladaVertices } from './collada.ts';
 import { DOP_DIRECTIONS } from './polytope.ts';
 
 /** Links of each robot whose respondable mesh is measured (the Torso's base is its own part). */
@@ -35,7 +42,74 @@ ROBOTS.torso = { links: links(['base', ...UPPER_BODY]) };
 // own hulls 4 mm), the polytope's 45-degree cuts being too coarse for the long, slanted forearm; wedged there, the
 // limp robot never comes apart. Its upper body without the forearms, tried (2026-11-23): the limp trunk folded back
 // past the bust's limits, the chest 4.2 mm into the spine box and the pelvis 3.2 mm into the abdomen, and crept at
-// 0.1 deg/s until 16 s (the boxes rest from 7 s). It keeps its boxes until a closer fit.
+// 0.1 deg/s until 16 s (the boxes rest from 7 s). It keeps its boxes until a closer fit. More directions do not make
+// one (2026-11-26, start pose, forearm into thigh): 26, 50 and 98 directions 11.6 mm, the meshes' own convex hulls
+// 3.6 mm (forearm into hip motor: 10.5 / 0.9 mm). A forearm that clears the thigh needs more than one convex piece.
+
+/**
+ * The Ergo Jr (lamp effector) in poppy_ergo_jr_description's urdf/poppy_ergo_jr.urdf.xacro (lamp:=true): per link of
+ * ours, its parent there, joint origin xyz/rpy, visual mesh and visual rpy. Its frames are not ours (section_3's sits
+ * 15 mm further along m4's axis, turned), but at zero angles both put every joint on the same axis line (m1, m2, m3,
+ * m5 and m6 at the same point to 0.1 mm): the meshes are carried into our frames through the two zero poses.
+ */
+const H = Math.PI / 2;
+const ERGO_DESCRIPTION: readonly (readonly [string, string | null, V3, V3, string, V3])[] = [
+  ['base_link', null, [0, 0, 0], [0, 0, 0], 'base', [0, 0, 0]],
+  ['long_U', 'base_link', [0, 0, 0.0327993216120967], [0, 0, 0], 'long_U', [0, 0, 0]],
+  ['section_1', 'long_U', [0, 0, 0.0240006783879033], [0, -H, 0], 'section_1', [0, H, 0]],
+  ['section_2', 'section_1', [0.054, 0, 0], [0, 0, 0], 'section_2', [0, H, 0]],
+  ['section_3', 'section_2', [0.045, 0, 0], [0, -H, 0], 'section_3', [0, 3.14159268, 0]],
+  ['section_4', 'section_3', [0, -0.048, 0], [0, -H, 0], 'section_1', [0, -H, H]],
+  ['tip', 'section_4', [0, -0.054, 0], [0, 0, 0], 'lamp', [0, 0, H]],
+];
+/**
+ * The base's mesh is the 150 mm disc it stands on (with its rivets), the printed plate on the disc and the m1 servo on
+ * the plate: one convex shape around them would fill the air above the disc up to m1's horn, so it is measured as two
+ * pieces cut at the plate's top face (4.1 mm above the base frame): disc and plate, then m1 with its holder.
+ */
+const ERGO_PIECES: Record<string, readonly (readonly [number, number])[]> = {
+  base_link: [
+    [-Infinity, 0.00412],
+    [0.00412, Infinity],
+  ],
+};
+
+/** Each Ergo Jr link's reaches (one list per piece) in our link frame, from poppy_ergo_jr_description's meshes. */
+function fitErgoJr(dir: string): Record<string, number[] | number[][]> {
+  const pose = new Map<string, { p: V3; q: Quat }>();
+  for (const [link, parent, xyz, rpy] of ERGO_DESCRIPTION) {
+    const up = parent ? pose.get(parent)! : { p: [0, 0, 0] as V3, q: IDENTITY };
+    pose.set(link, { p: vadd(up.p, qrotate(up.q, xyz)), q: qmul(up.q, qrpy(rpy)) });
+  }
+  const ours = linkPoses(parseUrdf(readFileSync(path.join(import.meta.dirname, 'ergo-jr.urdf'), 'utf8')));
+  const out: Record<string, number[] | number[][]> = {};
+  for (const [link, , , , mesh, visualRpy] of ERGO_DESCRIPTION) {
+    const theirs = pose.get(link)!;
+    const mine = ours.get(link);
+    if (!mine) throw new Error(`ergo-jr.urdf: no link ${link}`);
+    const q = qmul(theirs.q, qrpy(visualRpy));
+    const back = qconj(mine.q);
+    const vertices = colladaVertices(readFileSync(path.join(dir, `${mesh}.dae`), 'utf8'));
+    const local: V3[] = [];
+    for (let i = 0; i < vertices.length; i += 3) {
+      const w = vadd(theirs.p, qrotate(q, [vertices[i]!, vertices[i + 1]!, vertices[i + 2]!]));
+      local.push(qrotate(back, [w[0] - mine.p[0], w[1] - mine.p[1], w[2] - mine.p[2]]));
+    }
+    const pieces = ERGO_PIECES[link];
+    out[link] = pieces ? pieces.map(([lo, hi]) => reaches(local.filter((v) => v[2] >= lo && v[2] < hi))) : reaches(local);
+  }
+  return out;
+}
+
+/** How far points reach along each polytope direction, in mm to 0.1 mm. */
+function reaches(points: readonly V3[]): number[] {
+  if (points.length === 0) throw new Error('no vertices to measure');
+  return DOP_DIRECTIONS.map((n) => {
+    let reach = -Infinity;
+    for (const p of points) reach = Math.max(reach, n[0] * p[0] + n[1] * p[1] + n[2] * p[2]);
+    return Math.round(reach * 1e4) / 10;
+  });
+}
 
 function findMesh(dir: string, base: string): string {
   const file = readdirSync(dir).find((f) => f.toLowerCase() === `${base.toLowerCase()}.stl`);
@@ -44,9 +118,10 @@ function findMesh(dir: string, base: string): string {
 }
 
 function main(): void {
-  const [humanoidDir, torsoDir] = process.argv.slice(2);
-  if (!humanoidDir || !torsoDir) throw new Error('usage: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir>');
-  const out: Record<string, Record<string, number[]>> = {};
+  const [humanoidDir, torsoDir, ergoDir] = process.argv.slice(2);
+  if (!humanoidDir || !torsoDir || !ergoDir)
+    throw new Error('usage: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir> <ergo-jr-meshes-dir>');
+  const out: Record<string, Record<string, number[] | number[][]>> = { 'ergo-jr': fitErgoJr(ergoDir) };
   for (const [robot, spec] of Object.entries(ROBOTS)) {
     out[robot] = {};
     for (const [link, mesh] of Object.entries(spec.links)) {
@@ -54,11 +129,9 @@ function main(): void {
       // in the Torso repository (its other meshes there are Git LFS pointers).
       const dir = robot === 'torso' && link === 'base' ? torsoDir : humanoidDir;
       const t = parseStl(readFileSync(findMesh(dir, mesh)));
-      out[robot][link] = DOP_DIRECTIONS.map((n) => {
-        let reach = -Infinity;
-        for (let i = 0; i < t.length; i += 3) reach = Math.max(reach, n[0] * t[i]! + n[1] * t[i + 1]! + n[2] * t[i + 2]!);
-        return Math.round(reach * 1e4) / 10; // mm, to 0.1 mm
-      });
+      const points: V3[] = [];
+      for (let i = 0; i < t.length; i += 3) points.push([t[i]!, t[i + 1]!, t[i + 2]!]);
+      out[robot]![link] = reaches(points);
     }
   }
   const target = path.join(import.meta.dirname, 'collision-fit.json');
@@ -69,8 +142,10 @@ function main(): void {
         .map(([link, r]) => `   "${link}": ${JSON.stringify(r)}`)
         .join(',\n')}\n  }`,
   );
-  const header = `"source": "poppy-humanoid d66c8fb, poppy-torso 8073e69: hardware/URDF/meshes/*_respondable (urdf/fit-collisions.ts)"`;
-  writeFileSync(target, `{\n ${header},\n "unit": "mm",\n "directions": "DOP_DIRECTIONS of urdf/polytope.ts",\n "robots": {\n${robots.join(',\n')}\n }\n}\n`);
+  const header =
+    `"source": "poppy-humanoid d66c8fb, poppy-torso 8073e69: hardware/URDF/meshes/*_respondable; ` +
+    `poppy_ergo_jr_description 7eb32bd: meshes/*.dae, lamp effector (urdf/fit-collisions.ts)"`;
+  writeFileSync(target, `{\n ${header},\n "unit": "mm",\n "directions": "DOP_DIRECTIONS of urdf/polytope.ts",\n "pieces": "a link measured in pieces (ERGO_PIECES of urdf/fit-collisions.ts) has one list per piece",\n "robots": {\n${robots.join(',\n')}\n }\n}\n`);
   console.log(`wrote ${path.relative(process.cwd(), target)}`);
 }
 

@@ -4,12 +4,12 @@
  *
  * Kinematics and inertials are the numbers of docs/reference/robots.md 1.3, 2.3 and 3.4. Joint variable = RAW motor angle (docs/reference/robots.md 0, 10):
  * limits are the raw angleLimit of robots/<robot>.json, effort/velocity come from the servo model.
- * Visuals are one servo-sized box per link covering the link frame, its child joint origins and its centre of mass.
- * Collisions: where urdf/collision-fit.json measures a link's Poppy collision mesh (the Torso but its spine; see
- * fit-collisions.ts), the 26-sided polytope of those measurements, written as urdf/meshes/<robot>/<link>.stl and cut
- * back where it would overlap a generated box (separateFromBoxes); elsewhere (the Ergo Jr, whose meshes
- * are not public in full, and the Humanoid) a box around the link's child joints and centre of mass, leaving out the
- * link's own joint.
+ * Visuals: a measured link is drawn as its collision polytope; the others as one servo-sized box covering the link
+ * frame, its child joint origins and its centre of mass.
+ * Collisions: where urdf/collision-fit.json measures a link's Poppy mesh (the Ergo Jr, the Torso but its spine; see
+ * fit-collisions.ts), the 26-sided polytope of those measurements (one per piece for a link measured in pieces),
+ * written as urdf/meshes/<robot>/<link>.stl and cut back where it would overlap a generated box (separateFromBoxes);
+ * elsewhere (the Humanoid) a box around the link's child joints and centre of mass, leaving out the link's own joint.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,8 +23,16 @@ import { qconj, qrotate, type V3 } from '../src/sim/quat.ts';
 import type { UrdfJoint } from '../src/urdf/types.ts';
 import { DOP_DIRECTIONS, polytopeTriangles } from './polytope.ts';
 
-/** Reach (mm) of each link's collision mesh along the 26 polytope directions, per robot (urdf/fit-collisions.ts). */
-type CollisionFit = Record<string, Record<string, number[]>>;
+/**
+ * Reach (mm) of each link's mesh along the 26 polytope directions, per robot (urdf/fit-collisions.ts): one list, or
+ * one per piece for a link measured in pieces.
+ */
+type CollisionFit = Record<string, Record<string, number[] | number[][]>>;
+/** Each measured link's pieces, each its 26 reaches. */
+type Pieces = Record<string, number[][]>;
+
+const asPieces = (fit: Record<string, number[] | number[][]>): Pieces =>
+  Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, Array.isArray(r[0]) ? (r as number[][]) : [r as number[]]]));
 
 type Triple = [number, number, number];
 
@@ -270,16 +278,16 @@ function boxStoppedAtJoints(
   };
 }
 
-/** Writes a link's measured collision polytope as STL; returns its path relative to the URDF. */
-function writeCollisionMesh(dir: string, robot: string, link: string, reachMm: readonly number[]): string {
-  const relative = `meshes/${robot}/${link}.stl`;
+/** Writes a link's measured collision polytope (piece k of n) as STL; returns its path relative to the URDF. */
+function writeCollisionMesh(dir: string, robot: string, link: string, reachMm: readonly number[], k: number, n: number): string {
+  const relative = n === 1 ? `meshes/${robot}/${link}.stl` : `meshes/${robot}/${link}-${k + 1}.stl`;
   const triangles = polytopeTriangles(reachMm.map((mm) => mm / 1000));
   mkdirSync(path.join(dir, 'meshes', robot), { recursive: true });
   writeFileSync(path.join(dir, relative), writeStl(triangles, `${robot} ${link}: urdf/fit-collisions.ts`));
   return relative;
 }
 
-function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record<string, number[]> | undefined, dir: string): string {
+function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Pieces | undefined, dir: string): string {
   const motorByName = new Map(motors.map((m) => [m.name, m]));
   const servoOf = (joint: string): (typeof SERVOS)[string] => {
     const motor = motorByName.get(joint);
@@ -322,13 +330,16 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record
     // A measured link looks and collides as its measured shape; the others look like a servo-sized box and collide
     // as a box that leaves out their own joint.
     const measured = fit?.[name];
-    const meshFile = measured && writeCollisionMesh(dir, spec.file.replace('.urdf', ''), name, measured);
+    const meshFiles = measured?.map((r, k) => writeCollisionMesh(dir, spec.file.replace('.urdf', ''), name, r, k, measured.length));
     const zeroOrigin = '<origin xyz="0 0 0" rpy="0 0 0"/>';
-    const meshGeometry = `<geometry><mesh filename="${meshFile}"/></geometry>`;
-    const origin = meshFile ? zeroOrigin : `<origin xyz="${box.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
-    const geometry = meshFile ? meshGeometry : `<geometry><box size="${box.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
-    const hitOrigin = meshFile ? zeroOrigin : `<origin xyz="${hit.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`;
-    const hitGeometry = meshFile ? meshGeometry : `<geometry><box size="${hit.size.map((v) => fmt(v)).join(' ')}"/></geometry>`;
+    const shapes = (kind: 'visual' | 'collision', boxShape: { center: Triple; size: Triple }): string[] =>
+      (meshFiles ?? [undefined]).flatMap((file) => [
+        `    <${kind}>`,
+        `      ${file ? zeroOrigin : `<origin xyz="${boxShape.center.map((v) => fmt(v)).join(' ')}" rpy="0 0 0"/>`}`,
+        `      ${file ? `<geometry><mesh filename="${file}"/></geometry>` : `<geometry><box size="${boxShape.size.map((v) => fmt(v)).join(' ')}"/></geometry>`}`,
+        ...(kind === 'visual' ? [`      <material name="${spec.material(name)}"/>`] : []),
+        `    </${kind}>`,
+      ]);
     out.push(
       `  <link name="${name}">`,
       '    <inertial>',
@@ -336,15 +347,8 @@ function generateUrdf(spec: RobotSpec, motors: readonly MotorJson[], fit: Record
       `      <mass value="${link[1]}"/>`,
       `      <inertia ixx="${ixx}" ixy="${ixy}" ixz="${ixz}" iyy="${iyy}" iyz="${iyz}" izz="${izz}"/>`,
       '    </inertial>',
-      '    <visual>',
-      `      ${origin}`,
-      `      ${geometry}`,
-      `      <material name="${spec.material(name)}"/>`,
-      '    </visual>',
-      '    <collision>',
-      `      ${hitOrigin}`,
-      `      ${hitGeometry}`,
-      '    </collision>',
+      ...shapes('visual', box),
+      ...shapes('collision', hit),
       '  </link>',
     );
   }
@@ -379,7 +383,7 @@ const RANGE_SAMPLES = 9;
  * never lets them collide (PhysicsWorld's designed overlaps), as the meshes they come from fit into each other (the
  * head's base into the chest's neck opening).
  */
-function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Record<string, number[]> {
+function separateFromBoxes(urdfText: string, fit: Pieces): Pieces {
   const urdf = parseUrdf(urdfText);
   const parentJoint = new Map(urdf.joints.map((j) => [j.child, j]));
   const ancestry = (link: string): string[] => {
@@ -394,14 +398,15 @@ function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Rec
     const climb = (chain: string[]) => chain.slice(0, chain.indexOf(common)).map((l) => parentJoint.get(l)!);
     return [...climb(up), ...climb(down)];
   };
-  const reach = Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, r.map((mm) => mm / 1000)]));
-  const polytopeShape = (link: string) => ({
-    shape: RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(reach[link]!)))!.shape,
+  const reach = Object.fromEntries(Object.entries(fit).map(([link, r]) => [link, r.map((piece) => piece.map((mm) => mm / 1000))]));
+  const polytopeShape = (piece: readonly number[]) => ({
+    shape: RAPIER.ColliderDesc.convexHull(Float32Array.from(polytopeTriangles(piece)))!.shape,
     p: [0, 0, 0] as V3,
     q: { x: 0, y: 0, z: 0, w: 1 },
   });
   const boxes = [...urdf.links.values()].filter((l) => !reach[l.name] && l.collisions.length > 0).map((l) => l.name);
-  for (const link of Object.keys(reach))
+  for (const [link, pieces] of Object.entries(reach))
+    for (const piece of pieces)
     for (const other of boxes) {
       const between = jointsBetween(link, other);
       if (between.length < 2) continue; // a joint's two links never collide
@@ -420,7 +425,7 @@ function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Rec
         const b = placeShape(pose.get(other)!, box);
         for (let round = 0; ; round++) {
           if (round === 500) throw new Error(`${link} and ${other}: could not separate`);
-          const a = placeShape(pose.get(link)!, polytopeShape(link));
+          const a = placeShape(pose.get(link)!, polytopeShape(piece));
           const depth = overlapDepth(a, b);
           const hit = a.shape.contactShape(a.p, a.q, b.shape, b.p, b.q, CLEARANCE);
           if (depth === 0 && (!hit || hit.distance >= CLEARANCE - 1e-6)) break;
@@ -431,12 +436,14 @@ function separateFromBoxes(urdfText: string, fit: Record<string, number[]>): Rec
           const length = Math.hypot(...local);
           DOP_DIRECTIONS.forEach((d, j) => {
             const facing = (d[0] * local[0] + d[1] * local[1] + d[2] * local[2]) / length;
-            if (facing > 0.5) reach[link]![j]! -= cut * facing;
+            if (facing > 0.5) piece[j]! -= cut * facing;
           });
         }
       }
     }
-  return Object.fromEntries(Object.entries(reach).map(([link, r]) => [link, r.map((m) => Math.round(m * 1e5) / 100)]));
+  return Object.fromEntries(
+    Object.entries(reach).map(([link, r]) => [link, r.map((piece) => piece.map((m) => Math.round(m * 1e5) / 100))]),
+  );
 }
 
 async function main(): Promise<void> {
@@ -447,7 +454,7 @@ async function main(): Promise<void> {
     const config = JSON.parse(readFileSync(path.join(dir, '..', 'robots', spec.config), 'utf8')) as { motors: MotorJson[] };
     const target = path.join(dir, spec.file);
     const measured = fit[spec.file.replace('.urdf', '')];
-    const separated = measured && separateFromBoxes(generateUrdf(spec, config.motors, undefined, dir), measured);
+    const separated = measured && separateFromBoxes(generateUrdf(spec, config.motors, undefined, dir), asPieces(measured));
     writeFileSync(target, generateUrdf(spec, config.motors, separated, dir));
     console.log(`wrote ${path.relative(process.cwd(), target)}`);
   }

@@ -82,6 +82,8 @@ export interface JointCase {
   readonly limit: number;
   /** Leave the table out (the link's swing would meet it). */
   readonly noTable?: boolean;
+  /** The other joints' angles (user degrees) while the joint swings; those not given stay at the start pose. */
+  readonly pose?: Readonly<Record<string, number>>;
 }
 
 export interface JointCaseResult {
@@ -104,7 +106,12 @@ export async function runJointCase(c: JointCase, seconds = 4): Promise<JointCase
     const m = config.motors.find((x) => x.name === c.motor);
     if (!m) throw new Error(`no motor ${c.motor} on ${c.robot}`);
     const ids = config.motors.map((x) => x.id);
-    sim.simulation.setPose(new Map([[m.id, userToRaw(m, c.from)]]));
+    const others = Object.entries(c.pose ?? {}).map(([name, deg]): [number, number] => {
+      const other = config.motors.find((x) => x.name === name);
+      if (!other) throw new Error(`no motor ${name} on ${c.robot}`);
+      return [other.id, userToRaw(other, deg)];
+    });
+    sim.simulation.setPose(new Map([...others, [m.id, userToRaw(m, c.from)]]));
     await sim.bus.write('goal_position', await sim.bus.read(ids, 'present_position'));
     await sim.bus.write('torque_enable', new Map(ids.map((i) => [i, 1])));
     await sim.advance(1);

@@ -60,6 +60,10 @@ describe('emulator physical faults over the pty (ergo-jr m1)', function () {
     const config = await loadRobotConfig('ergo-jr');
     host = new RealBackend({ config, serial: await emulator.addPort() });
     await host.open();
+    // The arm held upright by m2 to m6, clear of the base: limp, it would rest on the m1 servo and rub on it as m1 turns.
+    const arm = [2, 3, 4, 5, 6];
+    await host.bus.write('goal_position', new Map(arm.map((id) => [id, degToPosition(spec, 0)])));
+    await host.bus.write('torque_enable', new Map(arm.map((id) => [id, 1])));
     // The servo's own gains (P only): a constant push then moves the joint to a steady angle the integral would undo.
     await host.bus.write('torque_enable', new Map([[1, 1]]));
     await goal(0);

@@ -214,7 +214,8 @@ describe('scenario checks: on the twin', function () {
   });
 
   it('catch a self-collision in the physics: the arm folded onto itself', async () => {
-    // No contact injected: the twin's colliders meet (m3, m5 and m6 all at 90 degrees fold the tip onto long_U).
+    // No contact injected: the twin's colliders meet (m3, m5 and m6 all at 90 degrees fold the 70 mm lamp onto
+    // section_1; the 24 mm box it replaced came down on long_U).
     const fold = { m3: 90, m5: 90, m6: 90 } as Record<string, number>;
     const move = makeMove(2.5, (t) => {
       const out: Record<string, number> = { ...ERGO_REST };
@@ -224,8 +225,8 @@ describe('scenario checks: on the twin', function () {
     const checks = await checkMoveOnTwin(twin, rules, 'fold', move);
     const self = byName(checks, 'self-collision');
     expect(self.status).to.equal('fail');
-    expect(self.findings[0]!.where).to.equal('long_U / tip');
-    expect(self.findings[0]!.message).to.match(/^at t=\d+\.\d\d s long_U hits tip: \d+\.\d\d mm deep/);
+    expect(self.findings[0]!.where).to.equal('section_1 / tip');
+    expect(self.findings[0]!.message).to.match(/^at t=\d+\.\d\d s section_1 hits tip: \d+\.\d\d mm deep/);
     expect(byName(checks, 'table collision').status).to.equal('pass');
   });
 

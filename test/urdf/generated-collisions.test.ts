@@ -1,5 +1,5 @@
 /**
- * The Torso's generated collision shapes: the 26-sided polytopes measured from Poppy's own collision meshes
+ * The Torso's and the Ergo Jr's generated collision shapes: the 26-sided polytopes measured from Poppy's own meshes
  * (urdf/fit-collisions.ts, urdf/collision-fit.json), written as STL by urdf/generate.ts.
  */
 import { readFileSync } from 'node:fs';
@@ -15,16 +15,29 @@ import { placeShape, shapeOf } from '../../src/sim/collision-shapes.ts';
 import { DOP_DIRECTIONS } from '../../urdf/polytope.ts';
 
 const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');
-const FIT = (
+const ROBOTS = (
   JSON.parse(readFileSync(path.join(URDF_DIR, 'collision-fit.json'), 'utf8')) as {
-    robots: Record<string, Record<string, number[]>>;
+    robots: Record<string, Record<string, number[] | number[][]>>;
   }
-).robots.torso!;
+).robots;
+const FIT = ROBOTS.torso as Record<string, number[]>;
 
-function trianglesOf(robot: UrdfRobot, link: string): Float32Array {
-  const g = robot.links.get(link)!.collisions[0]!.geometry;
+function trianglesOf(robot: UrdfRobot, link: string, piece = 0): Float32Array {
+  const g = robot.links.get(link)!.collisions[piece]!.geometry;
   if (g.kind !== 'mesh') throw new Error(`${link}: a ${g.kind}, not a mesh`);
   return g.triangles;
+}
+
+/** Volume (m^3) of a closed triangle surface: positive when it faces out (the divergence theorem). */
+function volumeOf(t: Float32Array): number {
+  let volume = 0;
+  for (let k = 0; k < t.length; k += 9)
+    volume +=
+      (t[k]! * (t[k + 4]! * t[k + 8]! - t[k + 5]! * t[k + 7]!) -
+        t[k + 1]! * (t[k + 3]! * t[k + 8]! - t[k + 5]! * t[k + 6]!) +
+        t[k + 2]! * (t[k + 3]! * t[k + 7]! - t[k + 4]! * t[k + 6]!)) /
+      6;
+  return volume;
 }
 
 /** How far the mesh reaches along each polytope direction, mm. */
@@ -48,14 +61,8 @@ describe('urdf/generate: the Torso collides as its measured Poppy collision mesh
     expect(robot.links.get('spine')!.collisions[0]!.geometry.kind).to.equal('box');
     for (const link of Object.keys(FIT)) {
       const t = trianglesOf(robot, link);
-      // The divergence theorem: a closed, outward surface has a positive volume, at most its bounding box's.
-      let volume = 0;
-      for (let k = 0; k < t.length; k += 9)
-        volume +=
-          (t[k]! * (t[k + 4]! * t[k + 8]! - t[k + 5]! * t[k + 7]!) -
-            t[k + 1]! * (t[k + 3]! * t[k + 8]! - t[k + 5]! * t[k + 6]!) +
-            t[k + 2]! * (t[k + 3]! * t[k + 7]! - t[k + 4]! * t[k + 6]!)) /
-          6;
+      // A closed, outward surface has a positive volume, at most its bounding box's.
+      const volume = volumeOf(t);
       const extent = (axis: number) => {
         let lo = Infinity;
         let hi = -Infinity;
@@ -112,6 +119,78 @@ describe('urdf/generate: the Torso collides as its measured Poppy collision mesh
       expect(world.designedOverlaps).to.deep.equal([['chest', 'head']]);
     } finally {
       world.free();
+    }
+  });
+});
+
+describe('urdf/generate: the Ergo Jr collides and looks as its measured parts', () => {
+  const fit = ROBOTS['ergo-jr']!;
+  /** Each link's pieces' reaches (mm): the base in two (disc and plate, then m1 with its holder). */
+  const pieces = (link: string): number[][] => {
+    const r = fit[link]!;
+    return Array.isArray(r[0]) ? (r as number[][]) : [r as number[]];
+  };
+  const along = (v: readonly number[]) => DOP_DIRECTIONS.findIndex((d) => d.every((x, k) => x === v[k]));
+  let robot: UrdfRobot;
+  before(async () => {
+    await initRapier();
+    robot = await loadUrdf(path.join(URDF_DIR, 'ergo-jr.urdf'));
+  });
+
+  it('measures every link (the base in two pieces), each a closed polytope reaching as far as measured', () => {
+    expect(Object.keys(fit).sort()).to.deep.equal([...robot.links.keys()].sort());
+    expect(pieces('base_link')).to.have.length(2);
+    for (const link of Object.keys(fit))
+      pieces(link).forEach((measured, k) => {
+        const t = trianglesOf(robot, link, k);
+        expect(volumeOf(t), link).to.be.above(0);
+        // Nothing is cut back (no generated box is left to clear): each plane is where it was measured.
+        const reach = reachOf(t);
+        reach.forEach((r, i) => expect(r, `${link} ${k} direction ${i}`).to.be.at.most(measured[i]! + 0.005));
+        expect(Math.max(...reach.map((r, i) => measured[i]! - r)), link).to.be.below(0.1);
+      });
+    // The lamp is 70 mm across (its box was 24 mm); the disc the robot stands on is 150 mm across.
+    const lamp = pieces('tip')[0]!;
+    expect(lamp[along([1, 0, 0])]! + lamp[along([-1, 0, 0])]!).to.be.closeTo(70, 1);
+    const disc = pieces('base_link')[0]!;
+    expect(disc[along([1, 0, 0])]! + disc[along([-1, 0, 0])]!).to.be.closeTo(150, 1);
+  });
+
+  it("stands on the table by its disc, and no two links' shapes overlap at the zero and start poses", async () => {
+    const config = JSON.parse(readFileSync(path.join(URDF_DIR, '../robots/ergo-jr.json'), 'utf8')) as {
+      world: { table: { xyz: number[] } };
+      motors: { name: string; orientation: string }[];
+      startup: { pose: Record<string, number> };
+    };
+    const disc = pieces('base_link')[0]!;
+    expect(-disc[along([0, 0, -1])]! / 1000).to.be.closeTo(config.world.table.xyz[2]!, 1e-4);
+    const world = await PhysicsWorld.create(robot, { dt: 0.002, armature: new Map() });
+    try {
+      expect(world.designedOverlaps).to.deep.equal([]);
+    } finally {
+      world.free();
+    }
+    const start = new Map(
+      config.motors.map((m) => [
+        m.name,
+        ((m.orientation === 'indirect' ? -1 : 1) * config.startup.pose[m.name]! * Math.PI) / 180,
+      ]),
+    );
+    const adjacent = new Set(robot.joints.map((j) => [j.parent, j.child].sort().join('|')));
+    const names = [...robot.links.keys()];
+    for (const angles of [new Map<string, number>(), start]) {
+      const poses = linkPoses(robot, angles);
+      for (const a of names)
+        for (const b of names) {
+          if (a >= b || adjacent.has([a, b].sort().join('|'))) continue;
+          for (const sa of robot.links.get(a)!.collisions)
+            for (const sb of robot.links.get(b)!.collisions) {
+              const x = placeShape(poses.get(a)!, shapeOf(sa));
+              const y = placeShape(poses.get(b)!, shapeOf(sb));
+              const hit = x.shape.contactShape(x.p, x.q, y.shape, y.p, y.q, 0.01);
+              expect(hit?.distance ?? 1, `${a} / ${b}`).to.be.above(0);
+            }
+        }
     }
   });
 });

@@ -7,7 +7,7 @@ import type { UrdfRobot } from '../../src/urdf/types.ts';
 
 const URDF_DIR = path.resolve(import.meta.dirname, '../../urdf');
 const COLLISION_FIT = JSON.parse(readFileSync(path.join(URDF_DIR, 'collision-fit.json'), 'utf8')) as {
-  robots: Record<string, Record<string, number[]>>;
+  robots: Record<string, Record<string, number[] | number[][]>>;
 };
 const DEG = Math.PI / 180;
 
@@ -71,20 +71,25 @@ describe('urdf/parse: our robot files', () => {
         }
       });
 
-      it('gives every link an inertial, one coloured visual and one collision shape: a box, or the same measured mesh', () => {
-        const measured = new Set(Object.keys(COLLISION_FIT.robots[c.config] ?? {}));
+      it('gives every link an inertial, coloured visuals and collision shapes: a box, or the same measured meshes', () => {
+        const fit = COLLISION_FIT.robots[c.config] ?? {};
         for (const link of robot.links.values()) {
           expect(link.inertial, link.name).to.not.equal(undefined);
-          expect(link.visuals, link.name).to.have.length(1);
-          expect(link.collisions, link.name).to.have.length(1);
+          const reach = fit[link.name];
+          // A link measured in pieces (the Ergo Jr's base) has one list of reaches, one visual and one shape per piece.
+          const pieces = reach === undefined ? 1 : Array.isArray(reach[0]) ? reach.length : 1;
+          expect(link.visuals, link.name).to.have.length(pieces);
+          expect(link.collisions, link.name).to.have.length(pieces);
+          for (const v of link.visuals) expect(v.rgba, link.name).to.have.length(4);
           const v = link.visuals[0]!;
-          expect(v.rgba, link.name).to.have.length(4);
           const c = link.collisions[0]!.geometry;
           const vg = v.geometry;
-          if (measured.has(link.name)) {
+          if (reach !== undefined) {
             // The real part's size, seen as it collides (test/urdf/generated-collisions.test.ts).
-            expect(vg.kind, link.name).to.equal('mesh');
-            expect(c).to.deep.equal(vg);
+            link.visuals.forEach((shape, k) => {
+              expect(shape.geometry.kind, link.name).to.equal('mesh');
+              expect(link.collisions[k]!.geometry).to.deep.equal(shape.geometry);
+            });
             continue;
           }
           expect(vg.kind).to.equal('box');

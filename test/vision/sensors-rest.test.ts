@@ -177,7 +177,7 @@ describe('sensors REST on the sim Ergo Jr (the "Done when" flow)', function () {
     ).to.equal(400);
     expect((await server.post('/sim/cards/tetris/pose.json', { xyz: [0, 0, 0] })).statusCode).to.equal(400);
     const after = json(await server.get('/sim/cards/list.json')).cards as { xyz: number[] }[];
-    expect(after[0]!.xyz).to.deep.equal([-0.08, 0.35, -0.016]);
+    expect(after[0]!.xyz).to.deep.equal([-0.08, 0.35, 0.0288]);
     const posed = await server.post('/sim/cards/tetris/pose.json', {
       xyz: [0.01, 0.02, 0.03],
       rpy: [0, 0, 1],

@@ -79,7 +79,7 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       summary: "sim only: the world's marker cards, their poses and whether the camera sees them",
       ...marks,
       answer: z.object({ cards: z.array(card) }),
-      examples: { answer: { cards: [{ ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, -0.016] }] } },
+      examples: { answer: { cards: [{ ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, 0.0288] }] } },
       handler: async () => {
         await world.camera?.prepare();
         return { cards: world.cards.list().map(entry) };
@@ -133,7 +133,7 @@ export function cardRoutes(world: CardWorld): RouteSpec[] {
       summary: 'sim only: put a card back in its place, out of view',
       ...marks,
       answer: card,
-      examples: { answer: { ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, -0.016] } },
+      examples: { answer: { ...CARD_EXAMPLE, visible: false, xyz: [-0.08, 0.35, 0.0288] } },
       handler: async ({ params }) => {
         world.cards.get(params.name);
         await world.camera?.prepare();

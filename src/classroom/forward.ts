@@ -82,6 +82,7 @@ export class Forwarder {
       agent: false,
     });
     socket.on('error', () => out.destroy());
+    socket.once('close', () => out.destroy());
     out.on('error', () => socket.destroy());
     out.on('upgrade', (answer, twinSocket, twinHead) => {
       socket.write(statusLine(answer) + rawHeaders(answer.rawHeaders) + '\r\n');
@@ -101,6 +102,7 @@ export class Forwarder {
     out.end();
   }
 
+  /** Ends the kept-alive connections; requests in flight answer 502. */
   close(): void {
     this.#agent.destroy();
   }

@@ -136,10 +136,18 @@ export function buildMainApp(
       );
     },
   });
+  // Upgraded connections (state streams) are no longer the HTTP server's: its close would wait for them forever.
+  const upgraded = new Set<Duplex>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const name = twinOf(view, req);
-    if (name !== undefined && !view.unavailable(name)) view.upgrade(name, req, socket, head);
-    else socket.destroy();
+    if (name === undefined || view.unavailable(name)) return void socket.destroy();
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    view.upgrade(name, req, socket, head);
+  });
+  app.addHook('preClose', (done) => {
+    for (const socket of upgraded) socket.destroy();
+    done();
   });
   return app;
 }

@@ -56,7 +56,8 @@ export class ShardClient {
           this.#ready.add(m.name);
           break;
         case 'log':
-          (logger[m.level] ?? logger.info).call(logger, m.msg);
+          // A logger without debug drops debug lines, as it does its own.
+          logger[m.level]?.call(logger, m.msg);
           break;
         case 'reply': {
           const waiter = this.#pending.get(m.id);

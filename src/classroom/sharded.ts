@@ -3,7 +3,7 @@
  * scheduler, so the class uses every core. The main thread keeps the main port (src/classroom/main-port.ts): the
  * page, the list and resets by message, the shards' metrics merged, and each twin's requests forwarded to its own
  * port (src/classroom/forward.ts). The shards keep their sim times within SLACK_S of each other, so a CPU shortage
- * slows every twin alike (docs/decisions/0051-classroom-shards.md). A shard that dies leaves the rest serving.
+ * slows every twin alike (docs/decisions/0032-classroom-shards.md). A shard that dies leaves the rest serving.
  */
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
@@ -220,12 +220,13 @@ export class ShardedClassroom {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       const cut = setTimeout(() => this.app.server.closeAllConnections(), 300);
+      // First the connections to the twins: the main port's close then has nothing forwarded to wait for.
+      this.#forwarder.close();
       try {
         await this.app.close();
       } finally {
         clearTimeout(cut);
       }
-      this.#forwarder.close();
       await Promise.all(this.shards.map((s) => s.close(SHARD_CLOSE_MS)));
     })();
     return this.#closing;

@@ -6,11 +6,13 @@
  */
 import { expect } from 'chai';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import WebSocket from 'ws';
 import { ShardedClassroom } from '../../src/classroom/sharded.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { type PeerClock, WorldScheduler } from '../../src/sim/scheduler.ts';
 import { until } from '../helpers.ts';
 
@@ -288,13 +290,49 @@ describe('classroom in shards: twins stepped in worker threads', function () {
     ).to.equal(true);
   });
 
-  it('closing ends every worker, within a bound', async () => {
-    const { room } = await open();
+  it('closing ends every worker and the streams through the main port, within a bound', async () => {
+    const { room, base } = await open();
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/twins/ben/stream/state?rate=10`);
+    let frames = 0;
+    let closed = false;
+    socket.on('message', () => frames++);
+    socket.on('close', () => (closed = true));
+    socket.on('error', () => {});
+    await until('a frame', async () => (frames > 0 ? true : undefined));
     const t0 = performance.now();
     await room.close();
     expect(performance.now() - t0).to.be.lessThan(3000);
     expect(room.shards.every((s) => s.dead !== undefined)).to.equal(true);
+    await until('the stream closed', async () => (closed ? true : undefined));
     await room.close(); // idempotent
+  });
+
+  it('a port in use stops start-up naming the twin in the roster', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const room = await ShardedClassroom.create({
+      twins: [
+        { name: 'ana', robot: 'ergo-jr', port: 0 },
+        { name: 'ben', robot: 'ergo-jr', port: taken },
+      ],
+      speed: 1,
+      workers: 2,
+      recordsDir: path.join(tmp, 'records-in-use'),
+    });
+    try {
+      const err = await room.listen('127.0.0.1', 0).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(ConfigError);
+      expect((err as Error).message).to.match(
+        new RegExp(`^twins\\.1\\.port: twin ben: cannot listen on 127\\.0\\.0\\.1:${taken}`),
+      );
+    } finally {
+      await room.close();
+      blocker.close();
+    }
   });
 });
 

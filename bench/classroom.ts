@@ -1,11 +1,13 @@
 /**
- * `npm run bench -- classroom`: thirty Ergo Jr twins in one process under a student's load each (a viewer on the
+ * `npm run bench -- classroom`: thirty Ergo Jr twins in one process (in worker threads, a shard of the class each:
+ * BENCH_CLASSROOM_WORKERS, default auto = one per core; 1 steps them all on the main thread) under a student's load each (a viewer on the
  * state stream at 10 Hz, a register read at 5 Hz, a goto every 2 s, one twin in three running a primitive): each
  * twin's real-time factor over each minute, REST p99, the process's RSS, start to all ready; then the capacity (how
  * many Ergo Jr and Torso twins keep a real-time factor >= 0.99). BENCH_CLASSROOM_SECONDS sets the load's length
  * (default 600), BENCH_CAPACITY=0 skips the capacity search. The load clients run in this process, on the same cores.
  */
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import WebSocket from 'ws';
 import { startServerProcess, stopServerProcess } from './server.ts';
 
@@ -16,11 +18,20 @@ interface Listed {
 }
 
 const WINDOW_S = 60;
+/** `--workers` of every classroom started here. */
+const WORKERS = process.env.BENCH_CLASSROOM_WORKERS ?? 'auto';
 
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/** The machine's 1, 5 and 15 minute load averages: other sessions may share its cores. */
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
 const p99 = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -35,7 +46,7 @@ async function list(url: string): Promise<Listed[]> {
 async function startClassroom(robot: string, n: number) {
   const started = performance.now();
   // startServerProcess reads the address from the info line: the log level stays at info.
-  const server = await startServerProcess(['--classroom', String(n), '--robot', robot]);
+  const server = await startServerProcess(['--classroom', String(n), '--robot', robot, '--workers', WORKERS]);
   for (;;) {
     const res = await fetch(`${server.url}/readyz`).catch(() => undefined);
     if (res?.status === 200) break;
@@ -121,7 +132,9 @@ async function measureRtf(url: string, seconds: number, window: number): Promise
 
 export async function runClassroomBench(): Promise<void> {
   const seconds = Number(process.env.BENCH_CLASSROOM_SECONDS ?? 600);
-  console.log(`== classroom: 30 Ergo Jr twins, a student's load each, ${seconds} s ==`);
+  console.log(
+    `== classroom: 30 Ergo Jr twins (--workers=${WORKERS}), a student's load each, ${seconds} s; load average ${loadAverage()} ==`,
+  );
   const { server, readyMs } = await startClassroom('ergo-jr', 30);
   const host = new URL(server.url).hostname;
   try {
@@ -132,7 +145,7 @@ export async function runClassroomBench(): Promise<void> {
     const rss = rssMb(server.child.pid!);
     for (const [k, w] of windows.entries())
       console.log(
-        `  minute ${k + 1}: RTF per twin min ${Math.min(...w).toFixed(3)} median ${w.sort()[w.length >> 1]!.toFixed(3)} max ${Math.max(...w).toFixed(3)}`,
+        `  minute ${k + 1}: RTF per twin min ${Math.min(...w).toFixed(3)} median ${[...w].sort((a, b) => a - b)[w.length >> 1]!.toFixed(3)} max ${Math.max(...w).toFixed(3)}`,
       );
     const minRtf = Math.min(...windows.flat());
     console.log(`  every twin's RTF over each minute >= ${minRtf.toFixed(3)}   target >= 0.99`);
@@ -141,11 +154,14 @@ export async function runClassroomBench(): Promise<void> {
     );
     console.log(`  RSS (the one process) ${rss.toFixed(0)} MB   target <= 2560 MB`);
     console.log(`  start to all 30 ready ${(readyMs / 1000).toFixed(1)} s   target <= 10 s`);
+    console.log(`  load average at the end ${loadAverage()} (${os.cpus().length} cores)`);
   } finally {
     await stopServerProcess(server);
   }
   if (process.env.BENCH_CAPACITY === '0') return;
-  console.log('\n== capacity: twins that keep RTF >= 0.99 over 30 s under a student load each ==');
+  console.log(
+    `\n== capacity (--workers=${WORKERS}): twins that keep RTF >= 0.99 over 30 s under a student load each ==`,
+  );
   for (const [robot, motor, primitive, sizes] of [
     ['ergo-jr', 'm2', 'dance', [30, 45, 60, 80]],
     ['torso', 'r_shoulder_y', 'tinsel_demo', [5, 10, 15, 20]],

@@ -7,6 +7,8 @@ import { ConfigError } from './core/errors.ts';
 import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
 import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './core/logger.ts';
 import type { RobotServer } from './server.ts';
+import type { Classroom } from './classroom/classroom.ts';
+import type { ShardedClassroom } from './classroom/sharded.ts';
 import { Phases } from './core/phases.ts';
 
 /** Signals this close together are one request to stop (see shutdown). */
@@ -40,6 +42,15 @@ function parsePort(v: string): number {
   return n;
 }
 
+/** `--workers`: a count from 0 (0 and 1: the class in the main thread) or `auto` (one per core). */
+function parseWorkers(v: string): number | 'auto' {
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || n > 256)
+    throw new InvalidArgumentError('must be "auto" or an integer from 0 to 256');
+  return n;
+}
+
 function parseSeconds(v: string): number {
   const n = Number(v);
   if (!/^\s*[0-9.]+\s*$/.test(v) || !Number.isFinite(n) || n <= 0 || n > 3600)
@@ -61,6 +72,12 @@ async function main(argv: string[]): Promise<void> {
     .option(
       '--classroom <n|file>',
       'serve n twins of --robot in one process (or the twins of a JSON file: {"twins": [{"name", "robot", "port"?}]})',
+    )
+    .option(
+      '--workers <n|auto>',
+      "classroom: worker threads stepping the twins, a shard of the class each (auto: one per core; 0 or 1: the main thread's)",
+      parseWorkers,
+      'auto' as number | 'auto',
     )
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--records-dir <dir>', 'where recorded moves are saved', 'records')
@@ -161,10 +178,15 @@ async function main(argv: string[]): Promise<void> {
     onClose: 'compliant' | 'hold';
     camera?: string;
     classroom?: string;
+    workers: number | 'auto';
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
     guard?: boolean;
   }>();
+  if (opts.classroom === undefined && program.getOptionValueSource('workers') === 'cli') {
+    console.error('error: --workers applies to a classroom: use it with --classroom');
+    process.exit(2);
+  }
   if (opts.classroom !== undefined && (opts.backend !== 'sim' || opts.speed === 'max')) {
     console.error(
       'error: --classroom serves sim twins at a real-time speed: not with --backend=real or --speed=max',
@@ -224,23 +246,28 @@ async function main(argv: string[]): Promise<void> {
     const classroom = opts.classroom;
     try {
       const { readRoster } = await import('./classroom/roster.ts');
-      const { Classroom } = await import('./classroom/classroom.ts');
       const twins = await readRoster(classroom, { robot: opts.robot, port: opts.port });
-      const room = await Classroom.create({
-        ...shared,
-        twins,
-        speed: opts.speed as number,
-        recordsDir: opts.recordsDir,
-      });
+      const { autoWorkers, ShardedClassroom } = await import('./classroom/sharded.ts');
+      const workers =
+        opts.workers === 'auto' ? autoWorkers(twins.length) : Math.min(opts.workers, twins.length);
+      const roomOptions = { ...shared, twins, speed: opts.speed as number, recordsDir: opts.recordsDir };
+      let room: Classroom | ShardedClassroom;
+      if (workers <= 1) {
+        const { Classroom } = await import('./classroom/classroom.ts');
+        room = await Classroom.create(roomOptions);
+      } else {
+        room = await ShardedClassroom.create({ ...roomOptions, workers });
+      }
       server = room;
       if (stopping) return;
       await room.listen(opts.host, opts.port);
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
       const addr = room.app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-      const ports = room.list().map((t) => t.port);
+      const ports = (await room.classList()).twins.map((t) => t.port);
+      const shards = workers <= 1 ? 'in the main thread' : `in ${workers} worker threads`;
       logger.info(
-        `classroom of ${twins.length} twins listening on http://${host}:${port}/ (twins on ports ` +
+        `classroom of ${twins.length} twins ${shards} listening on http://${host}:${port}/ (twins on ports ` +
           `${Math.min(...ports)}-${Math.max(...ports)}; started in ${Math.round(performance.now() - started)} ms)`,
       );
     } catch (err) {

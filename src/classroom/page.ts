@@ -20,6 +20,7 @@ body { font: 14px system-ui, sans-serif; margin: 1em; background: #f4f5f7; }
 .twin canvas { width: 100%; height: 90px; background: #eef; border-radius: 4px; }
 .twin .meta { font-size: 12px; color: #444; min-height: 3.6em; }
 .twin.late h2 { color: #b00; }
+.twin.offline { opacity: .5; }
 </style></head>
 <body>
 <h1>Poppy classroom</h1>
@@ -81,14 +82,16 @@ async function refresh() {
     banner.textContent = 'This machine is short of CPU: every twin runs at ' + list.real_time_factor.toFixed(2) +
       ' x real time (sim clocks stay honest: waits and durations are in sim time).';
     const ready = list.twins.filter((t) => t.ready).length;
-    document.getElementById('summary').textContent = list.twins.length + ' twins, ' + ready + ' ready, real-time factor ' + list.real_time_factor.toFixed(2);
+    const offline = list.twins.filter((t) => !t.online).length;
+    document.getElementById('summary').textContent = list.twins.length + ' twins, ' + ready + ' ready, ' + (offline ? offline + ' offline, ' : '') + 'real-time factor ' + list.real_time_factor.toFixed(2);
     for (const t of list.twins) {
       const c = cards.get(t.name) ?? cards.set(t.name, card(t)).get(t.name);
       c.el.classList.toggle('late', list.short_of_cpu);
+      c.el.classList.toggle('offline', !t.online);
       c.el.querySelector('.rtf').textContent = 'x' + t.real_time_factor.toFixed(2);
       const last = t.last_request ? esc(t.last_request.method + ' ' + t.last_request.url + ' ' + t.last_request.status) : 'no request yet';
       c.el.querySelector('.meta').innerHTML = esc(t.robot) + ' · <a href="//' + esc(location.hostname) + ':' + t.port + '/ui/">port ' + t.port + '</a><br>' +
-        (t.running_primitives.length ? 'running: ' + esc(t.running_primitives.join(', ')) : 'no primitive running') + '<br>' + last;
+        (!t.online ? 'offline: its worker thread is gone' : t.running_primitives.length ? 'running: ' + esc(t.running_primitives.join(', ')) : 'no primitive running') + '<br>' + last;
     }
   } catch (err) {
     document.getElementById('summary').textContent = 'the classroom did not answer: ' + err.message;

@@ -145,10 +145,20 @@ function totalCounter(registers: Registry[], name: string, help: string, read: (
   });
 }
 
+/** One registry's series as data (what a classroom's shard sends its main thread). */
+export type MetricsJSON = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
 /** Several servers' registries as one text (a classroom's main port): series keep their `twin` label. */
 export async function mergedMetrics(registries: readonly Registry[]): Promise<string> {
-  const all = await Promise.all(registries.map((r) => r.getMetricsAsJSON()));
-  return AggregatorRegistry.aggregate(all).metrics();
+  return mergeMetricsJSON(await Promise.all(registries.map((r) => r.getMetricsAsJSON())));
+}
+
+/**
+ * Registries' series, read where they live (other threads too), as one text: equal series combine by each metric's
+ * `aggregator` (a sum unless it says otherwise).
+ */
+export function mergeMetricsJSON(parts: readonly MetricsJSON[]): Promise<string> {
+  return AggregatorRegistry.aggregate([...parts]).metrics();
 }
 
 export function metricsRoute(text: () => Promise<string>): RouteSpec {

@@ -24,6 +24,20 @@ export interface SchedulerOptions {
   readonly speed: number | 'manual';
   /** How often the stepper wakes, ms (default 10, like a lone twin: src/sim/backend.ts REAL_TIME_WAKE_MS). */
   readonly wakeMs?: number;
+  /** Schedulers in other threads to keep pace with (a sharded classroom); none by default. */
+  readonly peers?: PeerClock;
+}
+
+/**
+ * Scheduler times shared by the schedulers of several threads, one Float64Array slot each (on a SharedArrayBuffer):
+ * each publishes its own time in `times[index]` and steps no further than the slowest other slot plus `slack` s.
+ * A slot that is NaN (not started, stopped, its thread dead) holds no one back.
+ */
+export interface PeerClock {
+  readonly times: Float64Array;
+  readonly index: number;
+  /** Sim seconds a scheduler may run ahead of the slowest of the others. */
+  readonly slack: number;
 }
 
 /** Beyond this lag (s of sim time) the scheduler drops the lost time for every world rather than stall. */
@@ -42,6 +56,7 @@ interface Entry {
 export class WorldScheduler {
   readonly speed: number | 'manual';
   readonly #wakeMs: number;
+  readonly #peers: PeerClock | undefined;
   readonly #entries = new Set<Entry>();
   /** Scheduler time every world has reached, s. */
   #time = 0;
@@ -54,6 +69,7 @@ export class WorldScheduler {
   constructor(opts: SchedulerOptions) {
     this.speed = opts.speed;
     this.#wakeMs = opts.wakeMs ?? 10;
+    this.#peers = opts.peers;
   }
 
   /** Adds a world at its present time; the returned function takes it out (at once, even mid-wake). */
@@ -97,6 +113,19 @@ export class WorldScheduler {
     this.#running = false;
     await this.#loop;
     this.#loop = undefined;
+    if (this.#peers) this.#peers.times[this.#peers.index] = NaN;
+  }
+
+  /** The slowest other peer's time plus the slack (Infinity without peers, or when none is running). */
+  #peerLimit(): number {
+    const peers = this.#peers;
+    if (!peers) return Infinity;
+    let slowest = Infinity;
+    for (let i = 0; i < peers.times.length; i++) {
+      const t = peers.times[i]!;
+      if (i !== peers.index && !Number.isNaN(t)) slowest = Math.min(slowest, t);
+    }
+    return slowest + peers.slack;
   }
 
   /** Steps every world by `seconds` in lockstep, timers firing in order (tests, speed 'manual'). */
@@ -135,6 +164,7 @@ export class WorldScheduler {
   async #run(speed: number): Promise<void> {
     let wallRef = performance.now();
     let simRef = this.#time;
+    if (this.#peers) this.#peers.times[this.#peers.index] = this.#time;
     while (this.#running) {
       const now = performance.now();
       let target = simRef + ((now - wallRef) / 1000) * speed;
@@ -145,7 +175,11 @@ export class WorldScheduler {
         wallRef = now;
         target = simRef;
       }
+      // Held back by a slower peer, this shard falls behind its own target and drops time like a slow one.
+      target = Math.max(this.#time, Math.min(target, this.#peerLimit()));
       await this.#stepTo(target, true);
+      // An aligned 8-byte store: other threads read the old or the new time, never a torn one (x64, arm64).
+      if (this.#peers) this.#peers.times[this.#peers.index] = this.#time;
       this.#sample();
       for (const { world } of this.#entries) world.sampled?.();
       await new Promise((resolve) => setTimeout(resolve, this.#wakeMs));

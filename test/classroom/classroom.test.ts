@@ -9,9 +9,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
+import WebSocket from 'ws';
 import { Classroom } from '../../src/classroom/classroom.ts';
 import { readRoster } from '../../src/classroom/roster.ts';
 import { ConfigError } from '../../src/core/errors.ts';
+import { until } from '../helpers.ts';
 
 const NAMES = ['ana', 'ben', 'cy'];
 const OTHERS = ['ben', 'cy'];
@@ -185,6 +187,24 @@ describe('classroom: twins in one process', function () {
     } finally {
       await room.close();
     }
+  });
+
+  it('closes within a bound with a state stream open through the main port', async () => {
+    const room = await open();
+    await room.listen('127.0.0.1', 0);
+    const { port } = room.app.server.address() as net.AddressInfo;
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/twins/ben/stream/state?rate=10`);
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    socket.on('error', () => {});
+    await new Promise((resolve, reject) => {
+      socket.once('message', resolve);
+      socket.once('error', reject);
+    });
+    const t0 = performance.now();
+    await room.close();
+    expect(performance.now() - t0).to.be.lessThan(3000);
+    await until('the stream closed', async () => (closed ? true : undefined));
   });
 
   it('every twin moves in lockstep with the shared scheduler', async () => {

@@ -111,6 +111,7 @@ describe('CLI (src/main.ts as a process)', function () {
       '--header-timeout',
       '--request-timeout',
       '--idle-timeout',
+      '--workers',
       '--help',
     ]) {
       expect(res.stdout, flag).to.include(flag);
@@ -132,6 +133,8 @@ describe('CLI (src/main.ts as a process)', function () {
       [['--seed=1.5'], /--seed/],
       [['--compat=flask'], /--compat.*flask/],
       [['surplus'], /argument/],
+      [['--classroom=2', '--workers=two'], /--workers.*two/],
+      [['--workers=2'], /--workers applies to a classroom/],
     ];
     // Ten processes start at once: on a loaded 2-core machine the last may need well over 15 s to get to its line.
     const results = await Promise.all(cases.map(([args]) => run([...args, '--port', '0'], 50000)));

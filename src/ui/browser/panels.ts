@@ -1,3 +1,4 @@
+// Over 400 lines: each panel builds and updates its own DOM; one file keeps the page's controls in one place.
 /** The control panels: each builds its DOM once and updates from the live state; errors show beside the control. */
 import type { RobotDescription, RobotState, StreamMarker, StreamShadow } from '../protocol.ts';
 import { BASE, api, button, el, errorBox, reported } from './api.ts';

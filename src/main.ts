@@ -282,7 +282,10 @@ async function main(argv: string[]): Promise<void> {
   }
   let robotServer: RobotServer;
   try {
-    // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules.
+    // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules. A twin's
+    // physics engine compiles on V8's background threads meanwhile (the server awaits the same promise).
+    if (opts.backend === 'sim' || opts.shadow)
+      void import('./sim/build-world.ts').then((m) => m.initRapier()).catch(() => {});
     const { createRobotServer } = await import('./server.ts');
     phases.mark('modules');
     server = robotServer = await createRobotServer({

@@ -7,7 +7,7 @@ import type { UrdfRobot, UrdfJoint } from '../urdf/types.ts';
 import type { TableConfig } from '../config/robot-config.ts';
 import { type Quat, type V3, qalignX, qmul, qrpy, symmetricEigen } from './quat.ts';
 import { linkPoses } from './link-poses.ts';
-import { type LinkCollider, separateDesignedOverlaps, shapeOf } from './collision-shapes.ts';
+import { type LinkCollider, separateDesignedOverlaps, settledShape, shapeOf } from './collision-shapes.ts';
 
 let rapierReady: Promise<void> | undefined;
 /** Loads Rapier's WASM once per process (it is a module, not state of ours to reset). */
@@ -158,7 +158,7 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
         .setRestitution(RESTITUTION);
       const collider = world.createCollider(cd, body);
       colliderNames.set(collider.handle, link.name);
-      linkColliders.push({ link: link.name, collider, shape, p, q });
+      linkColliders.push({ link: link.name, collider, shape: settledShape(collider, shape), p, q });
     }
   }
   const designedOverlaps = separateDesignedOverlaps(urdf, linkColliders, linkPoses(urdf));

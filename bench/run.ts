@@ -8,7 +8,7 @@ import {
   runLoadBench,
   runLoopDelayBench,
 } from './server.ts';
-import { runStartBench, type StartFigure } from './start.ts';
+import { runIdleMemoryBench, runStartBench, type StartFigure } from './start.ts';
 import { runIkBench } from './ik.ts';
 import { runDropHoldBench, runFidelityBench } from './fidelity.ts';
 import { runArmatureBench } from './armature.ts';
@@ -23,7 +23,12 @@ const quick = process.env.BENCH_QUICK === '1';
 
 /** Start to the first answer of /motors/list.json, against a bare `node -e` server's (issue 31). */
 function startRows(figures: readonly StartFigure[]): void {
-  const goals: Record<string, number> = { 'npm start': 1000, 'node dist/main.js': 500 };
+  const goals: Record<string, number> = {
+    'npm start': 1000,
+    'node dist/main.js': 500,
+    'npm start, Torso': 1000,
+    'node dist/main.js, Torso': 500,
+  };
   for (const f of figures) {
     const goal = goals[f.name];
     const line = `start to first answer, ${f.name}`;
@@ -121,9 +126,21 @@ function row(name: string, value: string, target: string, ok: boolean, ratio?: n
   );
 }
 
-/** `npm run bench -- start`: the start-up figures alone. */
+/** Idle Torso RSS, default physics code (lean at real time) and fast (issue 31: <= 120 MB). */
+async function memoryRows(): Promise<void> {
+  for (const m of await runIdleMemoryBench(3, quick ? 5 : 10)) {
+    const runs = m.rssMb.map((mb) => mb.toFixed(0)).join(', ');
+    const name = `idle Torso RSS, --physics ${m.physics}`;
+    if (m.physics === 'auto') row(name, `${m.medianMb.toFixed(0)} MB`, '<= 120 MB', m.medianMb <= 120);
+    else console.log(`      ${name.padEnd(52)} ${`${m.medianMb.toFixed(0)} MB`.padStart(16)}`);
+    console.log(`            processes: ${runs} MB`);
+  }
+}
+
+/** `npm run bench -- start`: the start-up and idle memory figures alone. */
 if (process.argv.includes('start')) {
   startRows(await runStartBench(quick ? 3 : 7));
+  await memoryRows();
   process.exit(0);
 }
 
@@ -213,6 +230,7 @@ for (const r of await runLoopDelayBench(quick ? 4 : 10))
 
 console.log('\n== Start-up (first answer of GET /motors/list.json) ==');
 startRows(await runStartBench(quick ? 3 : 5));
+await memoryRows();
 
 console.log('\n== IK (1000 reachable targets per chain and mode) ==');
 for (const r of await runIkBench(quick ? 200 : 1000)) {

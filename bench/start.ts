@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildIfStale } from '../scripts/build.js';
@@ -33,6 +33,14 @@ const KINDS: Record<string, (port: number, records: string) => [string, string[]
   'node dist/main.js': (port, records) => [
     process.execPath,
     ['dist/main.js', '--port', String(port), '--records-dir', records],
+  ],
+  'npm start, Torso': (port, records) => [
+    'npm',
+    ['start', '--silent', '--', '--robot', 'torso', '--port', String(port), '--records-dir', records],
+  ],
+  'node dist/main.js, Torso': (port, records) => [
+    process.execPath,
+    ['dist/main.js', '--robot', 'torso', '--port', String(port), '--records-dir', records],
   ],
   'node --import tsx src/main.ts': (port, records) => [
     process.execPath,
@@ -88,6 +96,50 @@ export async function runStartBench(rounds = 5): Promise<StartFigure[]> {
       ratioToNode: median(r.map((ms, i) => ms / bare[i]!)),
     };
   });
+}
+
+export interface IdleMemory {
+  /** The --physics flag the server ran with. */
+  readonly physics: 'auto' | 'fast';
+  /** RSS (MB) of each process, `seconds` after its first answer. */
+  readonly rssMb: number[];
+  readonly medianMb: number;
+}
+
+/**
+ * RSS of an idle Torso twin (`node dist/main.js --robot torso`), `seconds` after its first answer, in `processes`
+ * processes one after the other, with the default physics code (lean at real time) and with `--physics fast`.
+ */
+export async function runIdleMemoryBench(processes = 3, seconds = 10): Promise<IdleMemory[]> {
+  await buildIfStale();
+  const records = mkdtempSync(path.join(os.tmpdir(), 'poppy-rss-'));
+  const out: IdleMemory[] = [];
+  let port = 18900;
+  for (const physics of ['auto', 'fast'] as const) {
+    const rssMb: number[] = [];
+    for (let i = 0; i < processes; i++) {
+      const args = ['dist/main.js', '--robot', 'torso', '--port', String(++port), '--records-dir', records];
+      const child = spawn(process.execPath, [...args, '--physics', physics], { cwd: ROOT, stdio: 'ignore' });
+      try {
+        for (let t0 = performance.now(); ; await new Promise((r) => setTimeout(r, 20))) {
+          if (performance.now() - t0 > 60_000) throw new Error('idle Torso: no answer within 60 s');
+          const ok = await fetch(`http://127.0.0.1:${port}/motors/list.json`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (ok) break;
+        }
+        await new Promise((r) => setTimeout(r, seconds * 1000));
+        const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]!;
+        rssMb.push(Number(kb) / 1024);
+      } finally {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
+    out.push({ physics, rssMb, medianMb: median(rssMb) });
+  }
+  return out;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -112,6 +112,7 @@ describe('CLI (src/main.ts as a process)', function () {
       '--request-timeout',
       '--idle-timeout',
       '--workers',
+      '--physics',
       '--help',
     ]) {
       expect(res.stdout, flag).to.include(flag);
@@ -135,6 +136,7 @@ describe('CLI (src/main.ts as a process)', function () {
       [['surplus'], /argument/],
       [['--classroom=2', '--workers=two'], /--workers.*two/],
       [['--workers=2'], /--workers applies to a classroom/],
+      [['--physics=turbo'], /--physics.*turbo/],
     ];
     // Ten processes start at once: on a loaded 2-core machine the last may need well over 15 s to get to its line.
     const results = await Promise.all(cases.map(([args]) => run([...args, '--port', '0'], 50000)));
@@ -215,6 +217,8 @@ describe('CLI (src/main.ts as a process)', function () {
     it(`prints the URL at start-up, serves, and closes cleanly on ${signal} (then ends by that signal)`, async () => {
       const server = await start(['--port', '0', '--records-dir', tmp]);
       expect(server.line).to.match(/ergo-jr/);
+      // One robot at real time: the lean physics code (docs/decisions/0035-lean-physics-code.md).
+      expect(server.line).to.match(/speed 1, lean physics/);
       expect(server.base).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       const res = await fetch(`${server.base}/motors/list.json`);
       expect(res.status).to.equal(200);
@@ -247,7 +251,7 @@ describe('CLI (src/main.ts as a process)', function () {
       const other = await fetch(`${server.base}/robot.json`, { headers: { origin: 'http://c.example' } });
       expect(other.headers.get('access-control-allow-origin')).to.equal(null);
       expect(server.line).to.match(/torso/);
-      expect(server.line).to.match(/max/);
+      expect(server.line).to.match(/speed max, fast physics/);
       const motors = (await (await fetch(`${server.base}/motors/list.json`)).json()) as { motors: string[] };
       expect(motors.motors).to.have.lengthOf(13);
       const port = new URL(server.base).port;

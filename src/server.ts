@@ -309,8 +309,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     viewPath: '/ui/',
     alsoListed: view.listed,
     readiness,
+    instrument: (app) => metrics.instrument(app),
   });
-  metrics.instrument(app);
   await view.registerStream(app);
   phases.mark('http');
   backend.start?.();

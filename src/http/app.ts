@@ -18,6 +18,8 @@ import { HEALTH_PATH, healthRoutes, notReady } from './routes/health.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
+  /** Called on the new app before any hook or route is added (the metrics' per-route hooks). */
+  readonly instrument?: (app: FastifyInstance) => void;
   readonly logger: Logger;
   /** Allowed CORS origins; '*' (default) allows any. */
   readonly corsOrigins?: '*' | readonly string[];
@@ -99,6 +101,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       errorHandler(err, req, reply);
     },
   });
+  opts.instrument?.(app);
   // Bodies are checked by their zod schemas; a failure becomes the 400 error body in errors.ts. Params are strings
   // the domain looks up (404 when unknown): the document takes them from the paths.
   app.setValidatorCompiler(validatorCompiler);

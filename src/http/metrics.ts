@@ -3,7 +3,7 @@
  * twin's real-time factor and physics step time, running primitives, and on the real robot the bus's counters. One
  * registry per robot server (no global state); a classroom merges its twins' registries (label `twin`).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { RawReply, type RouteSpec } from './route.ts';
@@ -39,6 +39,11 @@ const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
 export class RobotMetrics {
   readonly registry = new Registry();
   #last: LastRequest | undefined;
+  /** The label-bound children of each route, method and status seen (a handful per route). */
+  readonly #series = new Map<
+    string,
+    { requests: { inc(): void }; latency: { observe(seconds: number): void } }
+  >();
   readonly #requests: Counter<'route' | 'method' | 'status'>;
   readonly #latency: Histogram<'route' | 'method' | 'status'>;
   readonly #lateness: Histogram | undefined;
@@ -99,19 +104,38 @@ export class RobotMetrics {
     }
   }
 
-  /** Counts every request `app` answers (call before the app is ready). */
+  /**
+   * Counts every request `app` answers. Called before any route is added: each route gets its own hook with its
+   * path (reading it per request, `req.routeOptions`, builds an object each time); the not-found handler has none.
+   */
   instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', (req, reply, done) => {
-      const labels = {
-        route: req.routeOptions.url ?? 'unmatched',
-        method: req.method,
-        status: String(reply.statusCode),
+    app.addHook('onRoute', (route) => {
+      const path = route.url;
+      const hook: onResponseHookHandler = (req, reply, done) => {
+        this.#count(path, req.method, reply.statusCode, reply.elapsedTime, req.url);
+        done();
       };
-      this.#requests.inc(labels);
-      this.#latency.observe(labels, reply.elapsedTime / 1000);
-      this.#last = { method: req.method, url: req.url, status: reply.statusCode, at: Date.now() };
+      const own = route.onResponse;
+      route.onResponse = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
+    });
+    app.addHook('onResponse', (req, reply, done) => {
+      if (req.is404) this.#count('unmatched', req.method, reply.statusCode, reply.elapsedTime, req.url);
       done();
     });
+  }
+
+  /** One answer: the counter and histogram children of its labels are made once and kept. */
+  #count(route: string, method: string, status: number, elapsedMs: number, url: string): void {
+    const key = `${status} ${method} ${route}`;
+    let series = this.#series.get(key);
+    if (!series) {
+      const labels = { route, method, status: String(status) };
+      series = { requests: this.#requests.labels(labels), latency: this.#latency.labels(labels) };
+      this.#series.set(key, series);
+    }
+    series.requests.inc();
+    series.latency.observe(elapsedMs / 1000);
+    this.#last = { method, url, status, at: Date.now() };
   }
 
   /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */

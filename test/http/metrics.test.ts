@@ -35,6 +35,8 @@ describe('GET /metrics (Prometheus text format)', function () {
     try {
       for (let i = 0; i < 3; i++) await s.get('/motors/m1/registers/present_position/value.json');
       expect((await s.get('/motors/m9/registers/present_position/value.json')).statusCode).to.equal(404);
+      expect((await s.get('/no/such/path.json')).statusCode).to.equal(404);
+      expect((await s.post('/robot.json', {})).statusCode).to.equal(405);
       await s.get('/primitives/dance/start.json');
       await s.advance(0.5);
       const res = await s.get('/metrics');
@@ -44,6 +46,11 @@ describe('GET /metrics (Prometheus text format)', function () {
       const route = '/motors/:motor/registers/:register/value.json';
       expect(sample(m, 'poppy_http_requests_total', { route, status: '200' })?.value).to.equal('3');
       expect(sample(m, 'poppy_http_requests_total', { route, status: '404' })?.value).to.equal('1');
+      // Requests no route took: counted under "unmatched", each status apart.
+      const unmatched = (status: string) =>
+        sample(m, 'poppy_http_requests_total', { route: 'unmatched', status })?.value;
+      expect(unmatched('404')).to.equal('1');
+      expect(unmatched('405')).to.equal('1');
       expect(m.get('poppy_http_request_duration_seconds')!.type).to.equal('HISTOGRAM');
       // The parser folds a labelled histogram's series into one, so its per-route lines are read from the text.
       const line = (suffix: string, le = '') =>

@@ -116,36 +116,65 @@ async function load(
 
 export interface EdgeResult {
   /** Requests per second of each round, per target. */
-  readonly rounds: { readonly trivial: number[]; readonly register: number[]; readonly robot: number[] };
+  readonly rounds: {
+    readonly trivial: number[];
+    readonly register: number[];
+    readonly robot: number[];
+    readonly goto: number[];
+  };
+  /** The p99 latency (ms) of every run, all targets. */
+  readonly p99Ms: { readonly target: string; readonly ms: number }[];
   readonly seconds: number;
 }
 
 /**
- * The HTTP layer against the framework's ceiling (issue 14): a trivial fastify route in its own process, and a
- * register read and /robot.json on the Torso sim running at real time in another, 10 connections each. The three
- * take turns in short rounds (each round in another order), so that the load other processes put on the machine
- * falls on all of them alike.
+ * The HTTP layer against the framework's ceiling (issues 14, 31): a trivial fastify route in its own process, and a
+ * register read, /robot.json and a one-motor goto (no wait) on the Torso sim running at real time in another, 10
+ * connections each. They take turns in short rounds (each round in another order), so that the load other
+ * processes put on the machine falls on all of them alike.
  */
 export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult> {
   const trivial = await startTrivialServer();
   const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
   try {
-    const targets: [keyof EdgeResult['rounds'], string][] = [
-      ['trivial', `${trivial.url}/trivial.json`],
-      ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`],
-      ['robot', `${torso.url}/robot.json`],
+    // A goto moves a stiff motor only (a compliant one answers 409).
+    await fetch(`${torso.url}/motors/head_z/registers/compliant/value.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'false',
+    });
+    let flip = 0;
+    const goto: Partial<autocannon.Options> = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      setupClient: (client) => {
+        client.setBody(JSON.stringify({ position: (flip++ % 2) * 40 - 20, duration: 0.5 }));
+      },
+    };
+    const targets: [keyof EdgeResult['rounds'], string, Partial<autocannon.Options>][] = [
+      ['trivial', `${trivial.url}/trivial.json`, {}],
+      ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`, {}],
+      ['robot', `${torso.url}/robot.json`, {}],
+      ['goto', `${torso.url}/motors/head_z/goto.json`, goto],
     ];
-    const out = { trivial: [] as number[], register: [] as number[], robot: [] as number[] };
-    for (const [, url] of targets) await autocannon({ url, connections: 10, duration: 1 });
+    const out = {
+      trivial: [] as number[],
+      register: [] as number[],
+      robot: [] as number[],
+      goto: [] as number[],
+    };
+    const p99Ms: { target: string; ms: number }[] = [];
+    for (const [, url, opts] of targets) await autocannon({ url, connections: 10, duration: 1, ...opts });
     for (let r = 0; r < rounds; r++)
       for (let k = 0; k < targets.length; k++) {
-        const [name, url] = targets[(r + k) % targets.length]!;
-        const result = await autocannon({ url, connections: 10, duration: seconds });
+        const [name, url, opts] = targets[(r + k) % targets.length]!;
+        const result = await autocannon({ url, connections: 10, duration: seconds, ...opts });
         if (result.non2xx || result.errors)
           throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
         out[name].push(result.requests.average);
+        p99Ms.push({ target: name, ms: result.latency.p99 });
       }
-    return { rounds: out, seconds };
+    return { rounds: out, p99Ms, seconds };
   } finally {
     await stopServerProcess(trivial);
     await stopServerProcess(torso);
@@ -166,7 +195,7 @@ export const median = (xs: readonly number[]): number => {
  */
 export function edgeRatios(
   e: EdgeResult,
-  target: 'register' | 'robot',
+  target: 'register' | 'robot' | 'goto',
 ): { paired: number; best: number; perRound: number[] } {
   const perRound = e.rounds[target].map((x, r) => x / e.rounds.trivial[r]!);
   return {
@@ -178,7 +207,7 @@ export function edgeRatios(
 
 /** Lines for the edge bench: each target's rounds, best and median, and its ratios to the trivial route. */
 export function edgeReport(e: EdgeResult): string[] {
-  return (Object.entries(e.rounds) as [keyof EdgeResult['rounds'], number[]][]).map(([name, xs]) => {
+  const lines = (Object.entries(e.rounds) as [keyof EdgeResult['rounds'], number[]][]).map(([name, xs]) => {
     const line = `      ${name.padEnd(10)} best ${Math.max(...xs)
       .toFixed(0)
       .padStart(
@@ -188,6 +217,11 @@ export function edgeReport(e: EdgeResult): string[] {
     const r = edgeRatios(e, name);
     return `${line}\n${' '.repeat(17)}against the trivial route: round by round ${r.perRound.map((x) => x.toFixed(2)).join(', ')} (median ${r.paired.toFixed(2)}x); best rounds ${r.best.toFixed(2)}x`;
   });
+  const slow = e.p99Ms.filter((r) => r.ms > 20).map((r) => `${r.target} ${r.ms} ms`);
+  lines.push(
+    `      runs with p99 > 20 ms: ${slow.length} of ${e.p99Ms.length}${slow.length ? ` (${slow.join(', ')})` : ''}`,
+  );
+  return lines;
 }
 
 /** HTTP load at 10 connections with the sim running at real time. */
@@ -353,4 +387,3 @@ export async function runLoopDelayBench(seconds = 10): Promise<LoopDelayResult[]
   }
   return out;
 }
-

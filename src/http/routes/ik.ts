@@ -88,7 +88,8 @@ export function ikRoutes(
         body: { xyz: '0.1,-0.15,0.12', duration: 2, wait: true },
         answer: { xyz: '0.1,-0.15,0.12', rot: '0.3162,-0.9487,0.0' },
       },
-      handler: async ({ params, body, query, clientGone }) => {
+      handler: async (request) => {
+        const { params, body, query } = request;
         forceQuery(query);
         const chain = chainOf(params.chain);
         const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
@@ -104,7 +105,7 @@ export function ikRoutes(
           forceQuery(query),
         );
         const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
-        const outcome = body.wait ? await robot.waitFor(done, clientGone) : undefined;
+        const outcome = body.wait ? await robot.waitFor(done, request.clientGone) : undefined;
         return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };
       },
     }),

@@ -61,12 +61,13 @@ async function startGoto(
   targets: Map<Motor, number>,
   seconds: number,
   waiting: boolean,
-  clientGone: AbortSignal | undefined,
+  request: { readonly clientGone?: AbortSignal },
   force: boolean,
 ) {
   await policy.guard?.(gotoPath(clampAll(targets), seconds), force);
   const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
-  const outcome = waiting ? await robot.waitFor(done, clientGone) : undefined;
+  // The abort signal is made on first read: only a waiting goto pays for it.
+  const outcome = waiting ? await robot.waitFor(done, request.clientGone) : undefined;
   const motors: Record<string, number> = {};
   for (const [m, t] of clamped) motors[m.name] = t;
   return { motors, duration: seconds, waiting, ...(outcome && { cancelled: outcome.cancelled }) };
@@ -167,7 +168,8 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { position: 30, duration: 1.5, wait: true },
         answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
       },
-      handler: async ({ params, body, query, clientGone }) => {
+      handler: async (request) => {
+        const { params, body, query } = request;
         const m = robot.motor(params.motor);
         const force = forceQuery(query);
         return startGoto(
@@ -176,7 +178,7 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
           new Map([[m, body.position]]),
           body.duration,
           body.wait,
-          clientGone,
+          request,
           force,
         );
       },
@@ -193,7 +195,8 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { motors: ['m1', 'm2'], positions: [10, -20], duration: 2, wait: false },
         answer: { motors: { m1: 10, m2: -20 }, duration: 2, waiting: false },
       },
-      handler: async ({ body, query, clientGone }) => {
+      handler: async (request) => {
+        const { body, query } = request;
         const force = forceQuery(query);
         const targets = new Map<Motor, number>();
         body.motors.forEach((name, i) => {
@@ -201,7 +204,7 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
           if (targets.has(m)) throw badRequest(`motor "${name}" is listed twice`, MULTI_GOTO_TIP);
           targets.set(m, body.positions[i]!);
         });
-        return startGoto(robot, policy, targets, body.duration, body.wait, clientGone, force);
+        return startGoto(robot, policy, targets, body.duration, body.wait, request, force);
       },
     }),
   ];

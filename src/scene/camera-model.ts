@@ -11,7 +11,7 @@ import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
-import { jpegRoundTrip } from './jpeg-pass.ts';
+import { JpegPass } from './jpeg-pass.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
 export class RealismError extends Error {
@@ -117,6 +117,7 @@ export class CameraModel {
   readonly #sat: Uint32Array;
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
+  readonly #jpeg: JpegPass | undefined;
   /** Exposure tables: mean output byte and noise sigma for each linear input level, per channel. */
   readonly #mean = new Float32Array(3 * (LINEAR_MAX + 1));
   readonly #sigma = new Float32Array(3 * (LINEAR_MAX + 1));
@@ -180,6 +181,7 @@ export class CameraModel {
     this.#sat = new Uint32Array((width + 1) * (height + 1) * 3);
     this.#work = new Uint16Array(n * 3);
     this.#work2 = new Uint16Array(n * 3);
+    this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
   }
 
   /** What the camera decided for the last frame (undefined before the first). */
@@ -222,7 +224,7 @@ export class CameraModel {
     this.#tables(exposure, gain, wb, light);
     const rgb = new Uint8Array(width * height * 3);
     this.#develop(src, rgb, frameIndex);
-    if (s.jpegQuality > 0) jpegRoundTrip(rgb, width, height, s.jpegQuality);
+    this.#jpeg?.roundTrip(rgb, width, height);
     this.#last = {
       exposure,
       gain,

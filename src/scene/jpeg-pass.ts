@@ -133,11 +133,30 @@ function idct8(b: Float64Array, o: number, s: number): void {
 /**
  * Forward DCT, quantisation, dequantisation and inverse DCT of the 8x8 block at `o` of a plane `s` wide, in place,
  * column by column after the rows. The inverse skips a column whose AC terms all quantised to 0 (its inverse is its
- * DC term, repeated), and the rows when every column but the first did (each row is then constant).
+ * DC term, repeated), and the rows when every column but the first did (each row is then constant). Split in
+ * small functions so that V8 inlines each 1-D transform into its loop.
  */
 function roundTripBlock(b: Float64Array, o: number, s: number, f: Factors): void {
-  const { fwd, inv } = f;
+  fdctRows(b, o, s);
+  if (roundTripColumns(b, o, s, f)) idctRows(b, o, s);
+  else
+    for (let r = 0, i = o; r < 8; r++, i += s) {
+      const v = b[i]!;
+      for (let c = 1; c < 8; c++) b[i + c] = v;
+    }
+}
+
+function fdctRows(b: Float64Array, o: number, s: number): void {
   for (let r = 0; r < 8; r++) fdct8(b, o + r * s, 1);
+}
+
+function idctRows(b: Float64Array, o: number, s: number): void {
+  for (let r = 0; r < 8; r++) idct8(b, o + r * s, 1);
+}
+
+/** Each column's forward DCT, quantisation and inverse DCT; whether a column other than the first kept a term. */
+function roundTripColumns(b: Float64Array, o: number, s: number, f: Factors): boolean {
+  const { fwd, inv } = f;
   let rows = false;
   for (let c = 0; c < 8; c++) {
     fdct8(b, o + c, s);
@@ -150,17 +169,11 @@ function roundTripBlock(b: Float64Array, o: number, s: number, f: Factors): void
       b[i] = q * inv[k]!;
       any |= q;
     }
-    const ac = any !== 0;
-    if (ac) idct8(b, o + c, s);
+    if (any !== 0) idct8(b, o + c, s);
     else for (let u = 1, i = o + c + s, v = b[o + c]!; u < 8; u++, i += s) b[i] = v;
-    if (c > 0 && (ac || dc !== 0)) rows = true;
+    if (c > 0 && (any !== 0 || dc !== 0)) rows = true;
   }
-  if (rows) for (let r = 0; r < 8; r++) idct8(b, o + r * s, 1);
-  else
-    for (let r = 0, i = o; r < 8; r++, i += s) {
-      const v = b[i]!;
-      for (let c = 1; c < 8; c++) b[i + c] = v;
-    }
+  return rows;
 }
 
 const Y_R = 0.299,

@@ -77,6 +77,7 @@ const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => srgbToLinear
 /** Textures' texels as the two passes read them (sRGB bytes, linear light), converted once. */
 const byteTextures = new WeakMap<object, Uint16Array>();
 const linearTextures = new WeakMap<object, Uint16Array>();
+const EMPTY_TEXELS = new Uint16Array(4);
 
 export class Rasterizer {
   readonly width: number;
@@ -379,22 +380,42 @@ export class Rasterizer {
     const sr = Math.min(max, base[0] * a.lr),
       sg = Math.min(max, base[1] * a.lg),
       sb = Math.min(max, base[2] * a.lb);
+    const tex = texture ? texture.data : EMPTY_TEXELS,
+      tw = texture ? texture.width : 1,
+      th = texture ? texture.height : 1,
+      wrap = texture ? texture.wrap : false;
+    const br = base[0],
+      bg = base[1],
+      bb = base[2];
+    const flatR = a.lr,
+      flatG = a.lg,
+      flatB = a.lb;
     const eps = -1e-7;
     for (let py = minY; py <= maxY; py++) {
       const fy = py + 0.5;
-      const fx = minX + 0.5;
-      let w0 = a0 * fx + b0 * fy + c0;
-      let w1 = a1 * fx + b1 * fy + c1;
-      let w2 = a2 * fx + b2 * fy + c2;
-      let lr = lrA * fx + lrB * fy + lrC;
-      let lg = lgA * fx + lgB * fy + lgC;
-      let lb = lbA * fx + lbB * fy + lbC;
-      let i = py * width + minX;
-      for (
-        let px = minX;
-        px <= maxX;
-        px++, i++, w0 += a0, w1 += a1, w2 += a2, lr += lrA, lg += lgA, lb += lbA
-      ) {
+      // The run of pixels inside the three edges on this row, widened by a pixel: the exact test below decides.
+      let lo = minX,
+        hi = maxX;
+      for (let e = 0; e < 3; e++) {
+        const A = e === 0 ? a0 : e === 1 ? a1 : a2;
+        const W = e === 0 ? b0 * fy + c0 : e === 1 ? b1 * fy + c1 : b2 * fy + c2;
+        if (A > 0) lo = Math.max(lo, Math.ceil((eps - W) / A - 0.5) - 1);
+        else if (A < 0) hi = Math.min(hi, Math.floor((eps - W) / A - 0.5) + 1);
+        else if (W < eps) lo = maxX + 1;
+      }
+      if (lo > hi) continue;
+      // Each pixel's weights and light from its own x (no running sums): the pixels' work does not chain.
+      const W0 = b0 * fy + c0,
+        W1 = b1 * fy + c1,
+        W2 = b2 * fy + c2;
+      const LR = lrB * fy + lrC,
+        LG = lgB * fy + lgC,
+        LB = lbB * fy + lbC;
+      for (let px = lo, i = py * width + lo; px <= hi; px++, i++) {
+        const fx = px + 0.5;
+        const w0 = a0 * fx + W0,
+          w1 = a1 * fx + W1,
+          w2 = a2 * fx + W2;
         if (w0 < eps || w1 < eps || w2 < eps) continue;
         const z = w0 * za + w1 * zb + w2 * zc;
         if (z <= depth[i]!) continue;
@@ -406,19 +427,60 @@ export class Rasterizer {
             colour[o + 1] = sg;
             colour[o + 2] = sb;
           } else {
-            const r = base[0] * lr,
-              g = base[1] * lg,
-              b = base[2] * lb;
+            const r = br * (lrA * fx + LR),
+              g = bg * (lgA * fx + LG),
+              b = bb * (lbA * fx + LB);
             colour[o] = r > max ? max : r < 0 ? 0 : r;
             colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
             colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
           }
           continue;
         }
-        const u = (w0 * ua + w1 * ub + w2 * uc) / z;
-        const v = (w0 * va + w1 * vb + w2 * vc) / z;
-        if (flat) sampleBilinear(texture, u, v, a.lr, a.lg, a.lb, colour, o, max);
-        else sampleBilinear(texture, u, v, lr, lg, lb, colour, o, max);
+        // Bilinear sample of the RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light.
+        const iz = 1 / z;
+        const u = (w0 * ua + w1 * ub + w2 * uc) * iz;
+        const v = (w0 * va + w1 * vb + w2 * vc) * iz;
+        let sx: number, sy: number, x0: number, y0: number, x1: number, y1: number;
+        if (wrap) {
+          sx = (u - Math.floor(u)) * tw - 0.5;
+          sy = (v - Math.floor(v)) * th - 0.5;
+          if (sx < 0) sx += tw;
+          if (sy < 0) sy += th;
+          x0 = sx | 0;
+          y0 = sy | 0;
+          x1 = x0 + 1 === tw ? 0 : x0 + 1;
+          y1 = y0 + 1 === th ? 0 : y0 + 1;
+        } else {
+          sx = u * tw - 0.5;
+          sy = v * th - 0.5;
+          sx = sx < 0 ? 0 : sx > tw - 1 ? tw - 1 : sx;
+          sy = sy < 0 ? 0 : sy > th - 1 ? th - 1 : sy;
+          x0 = sx | 0;
+          y0 = sy | 0;
+          x1 = x0 + 1 < tw ? x0 + 1 : x0;
+          y1 = y0 + 1 < th ? y0 + 1 : y0;
+        }
+        const dx = sx - x0,
+          dy = sy - y0;
+        const w11 = dx * dy,
+          w10 = dx - w11,
+          w01 = dy - w11,
+          w00 = 1 - dx - w01;
+        const p00 = (y0 * tw + x0) * 4,
+          p10 = (y0 * tw + x1) * 4;
+        const p01 = (y1 * tw + x0) * 4,
+          p11 = (y1 * tw + x1) * 4;
+        const kr = flat ? flatR : lrA * fx + LR,
+          kg = flat ? flatG : lgA * fx + LG,
+          kb = flat ? flatB : lbA * fx + LB;
+        const r = (tex[p00]! * w00 + tex[p10]! * w10 + tex[p01]! * w01 + tex[p11]! * w11) * kr;
+        const g =
+          (tex[p00 + 1]! * w00 + tex[p10 + 1]! * w10 + tex[p01 + 1]! * w01 + tex[p11 + 1]! * w11) * kg;
+        const b =
+          (tex[p00 + 2]! * w00 + tex[p10 + 2]! * w10 + tex[p01 + 2]! * w01 + tex[p11 + 2]! * w11) * kb;
+        colour[o] = r > max ? max : r;
+        colour[o + 1] = g > max ? max : g;
+        colour[o + 2] = b > max ? max : b;
       }
     }
   }
@@ -444,57 +506,6 @@ function textureView(map: THREE.Texture | null | undefined, linear: boolean): Te
     cache.set(image.data, data);
   }
   return { data, width: image.width, height: image.height, wrap };
-}
-
-/** Bilinear sample of an RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light. */
-function sampleBilinear(
-  t: TextureView,
-  u: number,
-  v: number,
-  lr: number,
-  lg: number,
-  lb: number,
-  out: Uint16Array,
-  o: number,
-  max: number,
-): void {
-  const tw = t.width,
-    th = t.height;
-  let fx: number, fy: number, x0: number, y0: number, x1: number, y1: number;
-  if (t.wrap) {
-    fx = (u - Math.floor(u)) * tw - 0.5;
-    fy = (v - Math.floor(v)) * th - 0.5;
-    if (fx < 0) fx += tw;
-    if (fy < 0) fy += th;
-    x0 = fx | 0;
-    y0 = fy | 0;
-    x1 = x0 + 1 === tw ? 0 : x0 + 1;
-    y1 = y0 + 1 === th ? 0 : y0 + 1;
-  } else {
-    fx = Math.min(tw - 1, Math.max(0, u * tw - 0.5));
-    fy = Math.min(th - 1, Math.max(0, v * th - 0.5));
-    x0 = fx | 0;
-    y0 = fy | 0;
-    x1 = Math.min(tw - 1, x0 + 1);
-    y1 = Math.min(th - 1, y0 + 1);
-  }
-  const dx = fx - x0,
-    dy = fy - y0;
-  const w00 = (1 - dx) * (1 - dy),
-    w10 = dx * (1 - dy);
-  const w01 = (1 - dx) * dy,
-    w11 = dx * dy;
-  const d = t.data;
-  const p00 = (y0 * tw + x0) * 4,
-    p10 = (y0 * tw + x1) * 4;
-  const p01 = (y1 * tw + x0) * 4,
-    p11 = (y1 * tw + x1) * 4;
-  const r = (d[p00]! * w00 + d[p10]! * w10 + d[p01]! * w01 + d[p11]! * w11) * lr;
-  const g = (d[p00 + 1]! * w00 + d[p10 + 1]! * w10 + d[p01 + 1]! * w01 + d[p11 + 1]! * w11) * lg;
-  const b = (d[p00 + 2]! * w00 + d[p10 + 2]! * w10 + d[p01 + 2]! * w01 + d[p11 + 2]! * w11) * lb;
-  out[o] = r > max ? max : r;
-  out[o + 1] = g > max ? max : g;
-  out[o + 2] = b > max ? max : b;
 }
 
 /** Cuts a polygon to the part in front of the near plane (d >= near), interpolating its attributes. */

@@ -117,6 +117,21 @@ export class CameraModel {
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
   readonly #jpeg: JpegPass | undefined;
+  /** The light reaching each output pixel through the lens (linear levels, after blur and distortion). */
+  readonly #levels: Uint16Array;
+  /** What #levels holds: rows up to `mapped` of `src`, made from that picture and motion. */
+  #lens:
+    | {
+        source: Uint16Array;
+        version: number | undefined;
+        mx: number;
+        my: number;
+        src: Uint16Array;
+        mapped: number;
+        focusBlur: number;
+        medianDepth: number;
+      }
+    | undefined;
   /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
   readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   #tableKey = '';
@@ -177,6 +192,7 @@ export class CameraModel {
     this.#sat = new Int32Array((width + 1) * (height + 1) * 3);
     this.#work = new Uint16Array(n * 3);
     this.#work2 = new Uint16Array(n * 3);
+    this.#levels = new Uint16Array(n * 3);
     this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
   }
 
@@ -200,31 +216,57 @@ export class CameraModel {
     const means = this.#meter(image.rgb);
     const { exposure, gain } = this.#autoExposure(means, light);
     const wb = this.#whiteBalance(means);
-    // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
-    let src = image.rgb;
-    const aperture = s.focalLengthMm / 1000 / s.fNumber;
-    const focusBlur = this.#focusBlur(
-      src,
-      this.#work,
-      image.invDepth,
-      (aperture * image.focal) / 2,
-      1 / s.focusDistance,
-    );
-    if (focusBlur > 0) src = this.#work;
     const [vx, vy] = conditions.motion ?? [0, 0];
     const mx = vx * exposure,
       my = vy * exposure;
-    const out = src === this.#work ? this.#work2 : this.#work;
-    if (motionBlur(src, out, width, height, mx, my)) src = out;
-    // Sensor and processing, through the distortion map.
+    // The light reaching each sensor pixel (lens blurs, then the distortion map) is kept while the picture, its
+    // motion and the exposure time stay: a still view only draws new noise.
+    let lens = this.#lens;
+    const still =
+      lens !== undefined &&
+      image.version !== undefined &&
+      lens.source === image.rgb &&
+      lens.version === image.version &&
+      lens.mx === mx &&
+      lens.my === my;
+    if (!still) {
+      // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
+      let src = image.rgb;
+      const aperture = s.focalLengthMm / 1000 / s.fNumber;
+      const focusBlur = this.#focusBlur(
+        src,
+        this.#work,
+        image.invDepth,
+        (aperture * image.focal) / 2,
+        1 / s.focusDistance,
+      );
+      if (focusBlur > 0) src = this.#work;
+      const out = src === this.#work ? this.#work2 : this.#work;
+      if (motionBlur(src, out, width, height, mx, my)) src = out;
+      lens = this.#lens = {
+        source: image.rgb,
+        version: image.version,
+        mx,
+        my,
+        src,
+        mapped: 0,
+        focusBlur,
+        medianDepth: this.#medianDepth(image.invDepth),
+      };
+    }
+    // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
     const rgb = new Uint8Array(width * height * 3);
-    // Band by band, so the JPEG pass finds the developed rows still in cache.
     const rowRand = mulberry32((s.seed * 7919 + frameIndex * 104729) >>> 0);
     const jpeg = this.#jpeg;
     const band = jpeg ? jpeg.mcu : height;
     for (let top = 0; top < height; top += band) {
-      this.#develop(src, rgb, rowRand, top, Math.min(height, top + band));
+      const bottom = Math.min(height, top + band);
+      if (lens!.mapped < bottom) {
+        this.#remap(lens!.src, top, bottom);
+        lens!.mapped = bottom;
+      }
+      this.#develop(rgb, rowRand, top, bottom);
       jpeg?.band(rgb, width, height, top);
     }
     this.#last = {
@@ -232,8 +274,8 @@ export class CameraModel {
       gain,
       whiteBalance: wb,
       motionBlur: Math.hypot(mx, my),
-      focusBlur,
-      medianDepth: this.#medianDepth(image.invDepth),
+      focusBlur: lens!.focusBlur,
+      medianDepth: lens!.medianDepth,
     };
     return { width, height, rgb };
   }
@@ -337,43 +379,52 @@ export class CameraModel {
     }
   }
 
-  /** Distortion map, exposure tables and noise: linear picture -> output bytes, rows `top` to `bottom` - 1. */
-  #develop(src: Uint16Array, out: Uint8Array, rowRand: () => number, top: number, bottom: number): void {
+  /** The distortion map: the light of output rows `top` to `bottom` - 1, bilinear from the (blurred) picture. */
+  #remap(src: Uint16Array, top: number, bottom: number): void {
     const { width } = this;
     const mapIndex = this.#mapIndex,
       mapWeights = this.#mapWeights;
+    const levels = this.#levels;
+    const rowStride = width * 3;
+    for (let i = top * width, end = bottom * width, o = i * 3; i < end; i++, o += 3) {
+      const s = mapIndex[i]! * 3;
+      const f = mapWeights[i]!;
+      const fx = f & 255,
+        fy = f >> 8;
+      const gx = 256 - fx,
+        gy = 256 - fy;
+      const s2 = s + rowStride;
+      // Integer multiplies (levels <= LINEAR_MAX, weights <= 256: every sum stays far below 2^31).
+      levels[o] =
+        (Math.imul(Math.imul(src[s]!, gx) + Math.imul(src[s + 3]!, fx), gy) +
+          Math.imul(Math.imul(src[s2]!, gx) + Math.imul(src[s2 + 3]!, fx), fy)) >>
+        16;
+      levels[o + 1] =
+        (Math.imul(Math.imul(src[s + 1]!, gx) + Math.imul(src[s + 4]!, fx), gy) +
+          Math.imul(Math.imul(src[s2 + 1]!, gx) + Math.imul(src[s2 + 4]!, fx), fy)) >>
+        16;
+      levels[o + 2] =
+        (Math.imul(Math.imul(src[s + 2]!, gx) + Math.imul(src[s + 5]!, fx), gy) +
+          Math.imul(Math.imul(src[s2 + 2]!, gx) + Math.imul(src[s2 + 5]!, fx), fy)) >>
+        16;
+    }
+  }
+
+  /** Exposure tables and noise: the sensor's light -> output bytes, rows `top` to `bottom` - 1. */
+  #develop(out: Uint8Array, rowRand: () => number, top: number, bottom: number): void {
+    const { width } = this;
+    const levels = this.#levels;
     const tone = this.#tone,
       noise = this.#noise;
     const G = 2 * (LINEAR_MAX + 1),
       B = 4 * (LINEAR_MAX + 1);
     const mask = NOISE_SIZE - 1;
-    const rowStride = width * 3;
     for (let y = top; y < bottom; y++) {
       let k = (rowRand() * NOISE_SIZE) | 0;
-      for (let i = y * width, end = i + width, o = i * 3; i < end; i++, o += 3) {
-        const s = mapIndex[i]! * 3;
-        const f = mapWeights[i]!;
-        const fx = f & 255,
-          fy = f >> 8;
-        const gx = 256 - fx,
-          gy = 256 - fy;
-        const s2 = s + rowStride;
-        // Integer multiplies (levels <= LINEAR_MAX, weights <= 256: every sum stays far below 2^31).
-        const r =
-          (Math.imul(Math.imul(src[s]!, gx) + Math.imul(src[s + 3]!, fx), gy) +
-            Math.imul(Math.imul(src[s2]!, gx) + Math.imul(src[s2 + 3]!, fx), fy)) >>
-          16;
-        const g =
-          (Math.imul(Math.imul(src[s + 1]!, gx) + Math.imul(src[s + 4]!, fx), gy) +
-            Math.imul(Math.imul(src[s2 + 1]!, gx) + Math.imul(src[s2 + 4]!, fx), fy)) >>
-          16;
-        const b =
-          (Math.imul(Math.imul(src[s + 2]!, gx) + Math.imul(src[s + 5]!, fx), gy) +
-            Math.imul(Math.imul(src[s2 + 2]!, gx) + Math.imul(src[s2 + 5]!, fx), fy)) >>
-          16;
-        const tr = 2 * r,
-          tg = G + 2 * g,
-          tb = B + 2 * b;
+      for (let o = y * width * 3, end = o + width * 3; o < end; o += 3) {
+        const tr = 2 * levels[o]!,
+          tg = G + 2 * levels[o + 1]!,
+          tb = B + 2 * levels[o + 2]!;
         const vr = tone[tr]! + tone[tr + 1]! * noise[k++ & mask]!;
         const vg = tone[tg]! + tone[tg + 1]! * noise[k++ & mask]!;
         const vb = tone[tb]! + tone[tb + 1]! * noise[k++ & mask]!;

@@ -95,6 +95,9 @@ export class Rasterizer {
   /** Meshes of the current pass with their distance, drawn nearest first so hidden pixels fail the depth test early. */
   readonly #queue: { mesh: THREE.Mesh; distance: number }[] = [];
   #lights: Lights | undefined;
+  /** What the last physical picture was drawn from (see #sign), and its version. */
+  #signature: number[] = [];
+  #linearVersion = 0;
 
   constructor(width: number, height: number) {
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
@@ -110,6 +113,8 @@ export class Rasterizer {
     const { width, height } = this;
     this.#max = 255;
     this.#lights = undefined;
+    // The clean picture draws over the buffers the physical one keeps.
+    this.#signature = [];
     this.#clear();
     const exposure = effects.exposure ?? 1;
     this.#draw(scene, camera, height / 2 / Math.tan((camera.fov * Math.PI) / 360), exposure);
@@ -125,14 +130,59 @@ export class Rasterizer {
    */
   renderLinear(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal?: number): LinearImage {
     const f = focal ?? this.height / 2 / Math.tan((camera.fov * Math.PI) / 360);
-    this.#max = LINEAR_MAX;
-    this.#colour.fill(0);
-    this.#invDepth.fill(0);
     camera.updateMatrixWorld();
     camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
-    this.#lights = this.#collectLights(scene, camera);
-    this.#draw(scene, camera, f, 1);
-    return { width: this.width, height: this.height, rgb: this.#colour, invDepth: this.#invDepth, focal: f };
+    // A still scene (nothing the picture depends on changed since the last call) keeps its picture.
+    const signature = this.#sign(scene, camera, f);
+    if (!sameNumbers(signature, this.#signature)) {
+      this.#signature = signature;
+      this.#linearVersion++;
+      this.#max = LINEAR_MAX;
+      this.#colour.fill(0);
+      this.#invDepth.fill(0);
+      this.#lights = this.#collectLights(scene, camera);
+      this.#draw(scene, camera, f, 1);
+    }
+    return {
+      width: this.width,
+      height: this.height,
+      rgb: this.#colour,
+      invDepth: this.#invDepth,
+      focal: f,
+      version: this.#linearVersion,
+    };
+  }
+
+  /**
+   * Everything the physical picture depends on, as numbers: the camera, the focal length, and every visible mesh's
+   * and light's identity, pose, geometry and material versions and colour. Texture and geometry data changed in
+   * place must bump their version (three.js's needsUpdate), as the texel cache already assumes.
+   */
+  #sign(scene: THREE.Object3D, camera: THREE.Camera, focal: number): number[] {
+    const out: number[] = [focal, ...camera.matrixWorld.elements];
+    scene.traverseVisible((object) => {
+      if (object instanceof THREE.Mesh) {
+        const geometry = object.geometry as THREE.BufferGeometry;
+        const material = (Array.isArray(object.material) ? object.material[0] : object.material) as
+          (THREE.Material & { color?: THREE.Color; map?: THREE.Texture | null }) | undefined;
+        out.push(object.id, geometry.id, geometry.index?.version ?? -1);
+        for (const name of ['position', 'uv'])
+          out.push((geometry.getAttribute(name) as THREE.BufferAttribute | undefined)?.version ?? -1);
+        out.push(
+          material?.id ?? -1,
+          material?.version ?? -1,
+          material?.visible ? 1 : 0,
+          material?.side ?? -1,
+        );
+        out.push(material?.color?.r ?? -1, material?.color?.g ?? -1, material?.color?.b ?? -1);
+        out.push(material?.map?.id ?? -1, material?.map?.version ?? -1);
+        out.push((object.userData.glow as number | undefined) ?? -1, ...object.matrixWorld.elements);
+      } else if (object instanceof THREE.Light) {
+        out.push(object.id, object.intensity, object.color.r, object.color.g, object.color.b);
+        out.push(...object.matrixWorld.elements);
+      }
+    });
+    return out;
   }
 
   #collectLights(scene: THREE.Object3D, camera: THREE.Camera): Lights {
@@ -484,6 +534,13 @@ export class Rasterizer {
       }
     }
   }
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+  return true;
 }
 
 function srgbBytes(c: THREE.Color): [number, number, number] {

@@ -278,6 +278,7 @@ export class Rasterizer {
 
     this.#modelView.multiplyMatrices(camera.matrixWorldInverse, mesh.matrixWorld);
     const e = this.#modelView.elements;
+    if (outOfView(geometry, e, mesh.matrixWorld.getMaxScaleOnAxis(), lens, this.width, this.height)) return;
     const n = position.count;
     if (this.#positions.length < n * 3) this.#positions = new Float64Array(n * 3);
     const p = this.#positions;
@@ -440,6 +441,16 @@ export class Rasterizer {
     const flatR = a.lr,
       flatG = a.lg,
       flatB = a.lb;
+    // 1/depth and u/depth, v/depth as affine functions of the pixel centre (x coefficient, y, constant).
+    const zx = a0 * za + a1 * zb + a2 * zc,
+      zA = b0 * za + b1 * zb + b2 * zc,
+      zB = c0 * za + c1 * zb + c2 * zc;
+    const ux = a0 * ua + a1 * ub + a2 * uc,
+      uA = b0 * ua + b1 * ub + b2 * uc,
+      uB = c0 * ua + c1 * ub + c2 * uc;
+    const vx = a0 * va + a1 * vb + a2 * vc,
+      vA = b0 * va + b1 * vb + b2 * vc,
+      vB = c0 * va + c1 * vb + c2 * vc;
     const eps = -1e-7;
     for (let py = minY; py <= maxY; py++) {
       const fy = py + 0.5;
@@ -454,20 +465,29 @@ export class Rasterizer {
         else if (W < eps) lo = maxX + 1;
       }
       if (lo > hi) continue;
-      // Each pixel's weights and light from its own x (no running sums): the pixels' work does not chain.
       const W0 = b0 * fy + c0,
         W1 = b1 * fy + c1,
         W2 = b2 * fy + c2;
+      // Each weight a x + W, rounded, never decreases (a > 0) or increases (a < 0) along the row: the pixels that
+      // pass the three tests form one run, found from both ends; inside it no test is needed.
+      for (; lo <= hi; lo++) {
+        const fx = lo + 0.5;
+        if (a0 * fx + W0 >= eps && a1 * fx + W1 >= eps && a2 * fx + W2 >= eps) break;
+      }
+      for (; hi >= lo; hi--) {
+        const fx = hi + 0.5;
+        if (a0 * fx + W0 >= eps && a1 * fx + W1 >= eps && a2 * fx + W2 >= eps) break;
+      }
+      // 1/depth, the texture coordinates over depth and the light along the row: affine in the pixel's x.
+      const Z = zA * fy + zB,
+        U = uA * fy + uB,
+        V = vA * fy + vB;
       const LR = lrB * fy + lrC,
         LG = lgB * fy + lgC,
         LB = lbB * fy + lbC;
       for (let px = lo, i = py * width + lo; px <= hi; px++, i++) {
         const fx = px + 0.5;
-        const w0 = a0 * fx + W0,
-          w1 = a1 * fx + W1,
-          w2 = a2 * fx + W2;
-        if (w0 < eps || w1 < eps || w2 < eps) continue;
-        const z = w0 * za + w1 * zb + w2 * zc;
+        const z = zx * fx + Z;
         if (z <= depth[i]!) continue;
         depth[i] = z;
         const o = i * 3;
@@ -488,8 +508,8 @@ export class Rasterizer {
         }
         // Bilinear sample of the RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light.
         const iz = 1 / z;
-        const u = (w0 * ua + w1 * ub + w2 * uc) * iz;
-        const v = (w0 * va + w1 * vb + w2 * vc) * iz;
+        const u = (ux * fx + U) * iz;
+        const v = (vx * fx + V) * iz;
         let sx: number, sy: number, x0: number, y0: number, x1: number, y1: number;
         if (wrap) {
           sx = (u - Math.floor(u)) * tw - 0.5;
@@ -534,6 +554,38 @@ export class Rasterizer {
       }
     }
   }
+}
+
+/**
+ * Whether the mesh's bounding sphere lies wholly behind the near plane or outside one side of the picture (then
+ * none of its triangles can cover a pixel). `e` is its model-view matrix, `scale` the largest of its axes' scales.
+ */
+function outOfView(
+  geometry: THREE.BufferGeometry,
+  e: readonly number[],
+  scale: number,
+  lens: Lens,
+  width: number,
+  height: number,
+): boolean {
+  if (!geometry.boundingSphere) geometry.computeBoundingSphere();
+  const sphere = geometry.boundingSphere;
+  if (!sphere || !Number.isFinite(sphere.radius)) return false;
+  const { x, y, z } = sphere.center;
+  const cx = e[0]! * x + e[4]! * y + e[8]! * z + e[12]!;
+  const cy = e[1]! * x + e[5]! * y + e[9]! * z + e[13]!;
+  const d = -(e[2]! * x + e[6]! * y + e[10]! * z + e[14]!);
+  const r = sphere.radius * scale;
+  if (d + r < lens.near) return true;
+  // The four planes through the camera and the picture's edges, outward normals (fx, 0, -width / 2) etc. unnormalised.
+  const sideX = Math.hypot(lens.fx, width / 2),
+    sideY = Math.hypot(lens.fy, height / 2);
+  return (
+    lens.fx * cx - (width / 2) * d > r * sideX ||
+    -lens.fx * cx - (width / 2) * d > r * sideX ||
+    lens.fy * cy - (height / 2) * d > r * sideY ||
+    -lens.fy * cy - (height / 2) * d > r * sideY
+  );
 }
 
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {

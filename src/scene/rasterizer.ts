@@ -158,8 +158,8 @@ export class Rasterizer {
    * and light's identity, pose, geometry and material versions and colour. Texture and geometry data changed in
    * place must bump their version (three.js's needsUpdate), as the texel cache already assumes.
    */
-  #sign(scene: THREE.Object3D, camera: THREE.Camera, focal: number): number[] {
-    const out: number[] = [focal, ...camera.matrixWorld.elements];
+  #sign(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal: number): number[] {
+    const out: number[] = [focal, camera.near, ...camera.matrixWorld.elements];
     scene.traverseVisible((object) => {
       if (object instanceof THREE.Mesh) {
         const geometry = object.geometry as THREE.BufferGeometry;

@@ -11,7 +11,7 @@ import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
-import { jpegRoundTrip } from './jpeg-pass.ts';
+import { JpegPass } from './jpeg-pass.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
 export class RealismError extends Error {
@@ -109,17 +109,31 @@ export class CameraModel {
   readonly focal: number;
   readonly #settings: CameraRealism;
   readonly #maxExposure: number;
-  /** Per output pixel: index of the top-left source pixel and the bilinear weights (0..255) along x and y. */
+  /** Per output pixel: index of the top-left source pixel, and the bilinear weights (0..255) along x and y (fx | fy << 8). */
   readonly #mapIndex: Int32Array;
-  readonly #mapFx: Uint8Array;
-  readonly #mapFy: Uint8Array;
+  readonly #mapWeights: Uint16Array;
   readonly #noise: Float32Array;
-  readonly #sat: Uint32Array;
+  readonly #sat: Int32Array;
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
-  /** Exposure tables: mean output byte and noise sigma for each linear input level, per channel. */
-  readonly #mean = new Float32Array(3 * (LINEAR_MAX + 1));
-  readonly #sigma = new Float32Array(3 * (LINEAR_MAX + 1));
+  readonly #jpeg: JpegPass | undefined;
+  /** The light reaching each output pixel through the lens (linear levels, after blur and distortion). */
+  readonly #levels: Uint16Array;
+  /** What #levels holds: rows up to `mapped` of `src`, made from that picture and motion. */
+  #lens:
+    | {
+        source: Uint16Array;
+        version: number | undefined;
+        mx: number;
+        my: number;
+        src: Uint16Array;
+        mapped: number;
+        focusBlur: number;
+        medianDepth: number;
+      }
+    | undefined;
+  /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
+  readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   #tableKey = '';
   #last: ExposureReport | undefined;
 
@@ -157,16 +171,14 @@ export class CameraModel {
     // Draw wide enough that every output pixel finds its source inside the drawn picture.
     this.renderFocal = this.focal / reach;
     this.#mapIndex = new Int32Array(n);
-    this.#mapFx = new Uint8Array(n);
-    this.#mapFy = new Uint8Array(n);
+    this.#mapWeights = new Uint16Array(n);
     for (let i = 0; i < n; i++) {
       const sx = Math.min(width - 1.001, Math.max(0, cx + ux[i]! * this.renderFocal - 0.5));
       const sy = Math.min(height - 1.001, Math.max(0, cy + uy[i]! * this.renderFocal - 0.5));
       const x0 = Math.floor(sx),
         y0 = Math.floor(sy);
       this.#mapIndex[i] = y0 * width + x0;
-      this.#mapFx[i] = Math.round((sx - x0) * 255);
-      this.#mapFy[i] = Math.round((sy - y0) * 255);
+      this.#mapWeights[i] = Math.round((sx - x0) * 255) | (Math.round((sy - y0) * 255) << 8);
     }
     // Gaussian noise table (Box-Muller from the seeded PRNG).
     const rand = mulberry32(settings.seed);
@@ -177,9 +189,11 @@ export class CameraModel {
       this.#noise[i] = r * Math.cos(t);
       this.#noise[i + 1] = r * Math.sin(t);
     }
-    this.#sat = new Uint32Array((width + 1) * (height + 1) * 3);
+    this.#sat = new Int32Array((width + 1) * (height + 1) * 3);
     this.#work = new Uint16Array(n * 3);
     this.#work2 = new Uint16Array(n * 3);
+    this.#levels = new Uint16Array(n * 3);
+    this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
   }
 
   /** What the camera decided for the last frame (undefined before the first). */
@@ -202,34 +216,66 @@ export class CameraModel {
     const means = this.#meter(image.rgb);
     const { exposure, gain } = this.#autoExposure(means, light);
     const wb = this.#whiteBalance(means);
-    // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
-    let src = image.rgb;
-    const aperture = s.focalLengthMm / 1000 / s.fNumber;
-    const focusBlur = this.#focusBlur(
-      src,
-      this.#work,
-      image.invDepth,
-      (aperture * image.focal) / 2,
-      1 / s.focusDistance,
-    );
-    if (focusBlur > 0) src = this.#work;
     const [vx, vy] = conditions.motion ?? [0, 0];
     const mx = vx * exposure,
       my = vy * exposure;
-    const out = src === this.#work ? this.#work2 : this.#work;
-    if (motionBlur(src, out, width, height, mx, my)) src = out;
-    // Sensor and processing, through the distortion map.
+    // The light reaching each sensor pixel (lens blurs, then the distortion map) is kept while the picture, its
+    // motion and the exposure time stay: a still view only draws new noise.
+    let lens = this.#lens;
+    const still =
+      lens !== undefined &&
+      image.version !== undefined &&
+      lens.source === image.rgb &&
+      lens.version === image.version &&
+      lens.mx === mx &&
+      lens.my === my;
+    if (!still) {
+      // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
+      let src = image.rgb;
+      const aperture = s.focalLengthMm / 1000 / s.fNumber;
+      const focusBlur = this.#focusBlur(
+        src,
+        this.#work,
+        image.invDepth,
+        (aperture * image.focal) / 2,
+        1 / s.focusDistance,
+      );
+      if (focusBlur > 0) src = this.#work;
+      const out = src === this.#work ? this.#work2 : this.#work;
+      if (motionBlur(src, out, width, height, mx, my)) src = out;
+      lens = this.#lens = {
+        source: image.rgb,
+        version: image.version,
+        mx,
+        my,
+        src,
+        mapped: 0,
+        focusBlur,
+        medianDepth: this.#medianDepth(image.invDepth),
+      };
+    }
+    // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
     const rgb = new Uint8Array(width * height * 3);
-    this.#develop(src, rgb, frameIndex);
-    if (s.jpegQuality > 0) jpegRoundTrip(rgb, width, height, s.jpegQuality);
+    const rowRand = mulberry32((s.seed * 7919 + frameIndex * 104729) >>> 0);
+    const jpeg = this.#jpeg;
+    const band = jpeg ? jpeg.mcu : height;
+    for (let top = 0; top < height; top += band) {
+      const bottom = Math.min(height, top + band);
+      if (lens!.mapped < bottom) {
+        this.#remap(lens!.src, top, bottom);
+        lens!.mapped = bottom;
+      }
+      this.#develop(rgb, rowRand, top, bottom);
+      jpeg?.band(rgb, width, height, top);
+    }
     this.#last = {
       exposure,
       gain,
       whiteBalance: wb,
       motionBlur: Math.hypot(mx, my),
-      focusBlur,
-      medianDepth: this.#medianDepth(image.invDepth),
+      focusBlur: lens!.focusBlur,
+      medianDepth: lens!.medianDepth,
     };
     return { width, height, rgb };
   }
@@ -319,52 +365,69 @@ export class CameraModel {
         const y = e * k;
         const i = c * (LINEAR_MAX + 1) + v;
         if (y >= 1 || e >= W) {
-          this.#mean[i] = 255;
-          this.#sigma[i] = 0;
+          this.#tone[2 * i] = 255;
+          this.#tone[2 * i + 1] = 0;
           continue;
         }
         const sy = Math.sqrt(e + read2) * k;
         const mean = 255 * linearToSrgb(y);
         // The noise through the sRGB curve: its slope at y (finite difference).
         const slope = (255 * linearToSrgb(Math.min(1, y + sy)) - mean) / Math.max(sy, 1e-9);
-        this.#mean[i] = mean + 0.5;
-        this.#sigma[i] = sy * slope;
+        this.#tone[2 * i] = mean + 0.5;
+        this.#tone[2 * i + 1] = sy * slope;
       }
     }
   }
 
-  /** Distortion map, exposure tables and noise: linear picture -> output bytes. */
-  #develop(src: Uint16Array, out: Uint8Array, frameIndex: number): void {
-    const { width, height } = this;
+  /** The distortion map: the light of output rows `top` to `bottom` - 1, bilinear from the (blurred) picture. */
+  #remap(src: Uint16Array, top: number, bottom: number): void {
+    const { width } = this;
     const mapIndex = this.#mapIndex,
-      mapFx = this.#mapFx,
-      mapFy = this.#mapFy;
-    const mean = this.#mean,
-      sigma = this.#sigma,
-      noise = this.#noise;
-    const G = LINEAR_MAX + 1,
-      B = 2 * (LINEAR_MAX + 1);
-    const rowRand = mulberry32((this.#settings.seed * 7919 + frameIndex * 104729) >>> 0);
-    const mask = NOISE_SIZE - 1;
+      mapWeights = this.#mapWeights;
+    const levels = this.#levels;
     const rowStride = width * 3;
-    for (let y = 0; y < height; y++) {
+    for (let i = top * width, end = bottom * width, o = i * 3; i < end; i++, o += 3) {
+      const s = mapIndex[i]! * 3;
+      const f = mapWeights[i]!;
+      const fx = f & 255,
+        fy = f >> 8;
+      const gx = 256 - fx,
+        gy = 256 - fy;
+      const s2 = s + rowStride;
+      // Integer multiplies (levels <= LINEAR_MAX, weights <= 256: every sum stays far below 2^31).
+      levels[o] =
+        (Math.imul(Math.imul(src[s]!, gx) + Math.imul(src[s + 3]!, fx), gy) +
+          Math.imul(Math.imul(src[s2]!, gx) + Math.imul(src[s2 + 3]!, fx), fy)) >>
+        16;
+      levels[o + 1] =
+        (Math.imul(Math.imul(src[s + 1]!, gx) + Math.imul(src[s + 4]!, fx), gy) +
+          Math.imul(Math.imul(src[s2 + 1]!, gx) + Math.imul(src[s2 + 4]!, fx), fy)) >>
+        16;
+      levels[o + 2] =
+        (Math.imul(Math.imul(src[s + 2]!, gx) + Math.imul(src[s + 5]!, fx), gy) +
+          Math.imul(Math.imul(src[s2 + 2]!, gx) + Math.imul(src[s2 + 5]!, fx), fy)) >>
+        16;
+    }
+  }
+
+  /** Exposure tables and noise: the sensor's light -> output bytes, rows `top` to `bottom` - 1. */
+  #develop(out: Uint8Array, rowRand: () => number, top: number, bottom: number): void {
+    const { width } = this;
+    const levels = this.#levels;
+    const tone = this.#tone,
+      noise = this.#noise;
+    const G = 2 * (LINEAR_MAX + 1),
+      B = 4 * (LINEAR_MAX + 1);
+    const mask = NOISE_SIZE - 1;
+    for (let y = top; y < bottom; y++) {
       let k = (rowRand() * NOISE_SIZE) | 0;
-      for (let x = 0, i = y * width; x < width; x++, i++) {
-        const s = mapIndex[i]! * 3;
-        const fx = mapFx[i]!,
-          fy = mapFy[i]!;
-        const gx = 256 - fx,
-          gy = 256 - fy;
-        const s2 = s + rowStride;
-        const r = ((src[s]! * gx + src[s + 3]! * fx) * gy + (src[s2]! * gx + src[s2 + 3]! * fx) * fy) >> 16;
-        const g =
-          ((src[s + 1]! * gx + src[s + 4]! * fx) * gy + (src[s2 + 1]! * gx + src[s2 + 4]! * fx) * fy) >> 16;
-        const b =
-          ((src[s + 2]! * gx + src[s + 5]! * fx) * gy + (src[s2 + 2]! * gx + src[s2 + 5]! * fx) * fy) >> 16;
-        const o = i * 3;
-        const vr = mean[r]! + sigma[r]! * noise[k++ & mask]!;
-        const vg = mean[G + g]! + sigma[G + g]! * noise[k++ & mask]!;
-        const vb = mean[B + b]! + sigma[B + b]! * noise[k++ & mask]!;
+      for (let o = y * width * 3, end = o + width * 3; o < end; o += 3) {
+        const tr = 2 * levels[o]!,
+          tg = G + 2 * levels[o + 1]!,
+          tb = B + 2 * levels[o + 2]!;
+        const vr = tone[tr]! + tone[tr + 1]! * noise[k++ & mask]!;
+        const vg = tone[tg]! + tone[tg + 1]! * noise[k++ & mask]!;
+        const vb = tone[tb]! + tone[tb + 1]! * noise[k++ & mask]!;
         out[o] = vr < 0 ? 0 : vr > 255 ? 255 : vr;
         out[o + 1] = vg < 0 ? 0 : vg > 255 ? 255 : vg;
         out[o + 2] = vb < 0 ? 0 : vb > 255 ? 255 : vb;
@@ -385,30 +448,37 @@ export class CameraModel {
     invFocus: number,
   ): number {
     const { width, height } = this;
+    // One pass: the nearest and farthest depths, and the bounding box of the pixels whose box would be at least
+    // 0.05 px wide (the others stay sharp), the only part the summed-area table needs (plus the widest box's reach).
+    const sharpBelow = Math.sqrt(((2 * 0.05 + 1) ** 2 - 1) / 3) / k;
+    const nearLimit = invFocus + sharpBelow,
+      farLimit = invFocus - sharpBelow;
     let lo = Infinity,
       hi = 0;
-    for (let i = 0; i < invDepth.length; i++) {
-      const z = invDepth[i]!;
-      if (z < lo) lo = z;
-      if (z > hi) hi = z;
-    }
-    const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
-    if (maxRadius < 0.25) return 0;
-    // Pixels whose box would be under 0.05 px wide stay sharp; the others lie in a bounding box (plus the reach of
-    // the widest box), the only part the summed-area table needs.
-    const sharpBelow = Math.sqrt(((2 * 0.05 + 1) ** 2 - 1) / 3) / k;
     let bx0 = width,
       bx1 = -1,
       by0 = height,
       by1 = -1;
-    for (let y = 0; y < height; y++)
+    for (let y = 0; y < height; y++) {
+      let first = -1,
+        last = -1;
       for (let x = 0, i = y * width; x < width; x++, i++) {
-        if (Math.abs(invDepth[i]! - invFocus) < sharpBelow) continue;
-        if (x < bx0) bx0 = x;
-        if (x > bx1) bx1 = x;
-        if (y < by0) by0 = y;
-        if (y > by1) by1 = y;
+        const z = invDepth[i]!;
+        if (z < lo) lo = z;
+        if (z > hi) hi = z;
+        if (z <= farLimit || z >= nearLimit) {
+          if (first < 0) first = x;
+          last = x;
+        }
       }
+      if (first < 0) continue;
+      if (first < bx0) bx0 = first;
+      if (last > bx1) bx1 = last;
+      if (y < by0) by0 = y;
+      by1 = y;
+    }
+    const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
+    if (maxRadius < 0.25) return 0;
     out.set(src);
     if (bx1 < 0) return 0;
     const reach = MAX_BOX + 1;
@@ -418,14 +488,15 @@ export class CameraModel {
       sy1 = Math.min(height, by1 + reach + 1);
     const sat = this.#sat;
     const W = width + 1;
-    // Summed-area table of the region, modulo 2^32: differences of its entries are exact while a box's sum stays
-    // below 2^32 (4095 x 25 x 25 x 3 at most).
+    // Summed-area table of the region, per channel, in int32 arithmetic (| 0): its entries wrap modulo 2^32 and
+    // differences of them are exact while a box's sum stays below 2^31 (4095 x 27 x 27 at most).
     for (let x = sx0; x <= sx1; x++) for (let c = 0; c < 3; c++) sat[(sy0 * W + x) * 3 + c] = 0;
     for (let y = sy0; y < sy1; y++) {
       let r = 0,
         g = 0,
         b = 0;
       const row = (y + 1) * W * 3;
+      // (Row sums stay below 2^31: 4095 x 640.)
       const above = y * W * 3;
       sat[row + sx0 * 3] = sat[row + sx0 * 3 + 1] = sat[row + sx0 * 3 + 2] = 0;
       for (let x = sx0; x < sx1; x++) {
@@ -435,16 +506,17 @@ export class CameraModel {
         b += src[i + 2]!;
         const o = row + (x + 1) * 3;
         const a = above + (x + 1) * 3;
-        sat[o] = sat[a]! + r;
-        sat[o + 1] = sat[a + 1]! + g;
-        sat[o + 2] = sat[a + 2]! + b;
+        sat[o] = (sat[a]! + r) | 0;
+        sat[o + 1] = (sat[a + 1]! + g) | 0;
+        sat[o + 2] = (sat[a + 2]! + b) | 0;
       }
     }
     for (let y = by0; y <= by1; y++)
       for (let x = bx0; x <= bx1; x++) {
         const i = y * width + x;
-        const radius = k * Math.abs(invDepth[i]! - invFocus);
-        if (Math.abs(invDepth[i]! - invFocus) < sharpBelow) continue;
+        const z = invDepth[i]!;
+        if (z > farLimit && z < nearLimit) continue;
+        const radius = k * Math.abs(z - invFocus);
         // Box half-width whose variance is the disc's: b (b + 1) / 3 = R^2 / 4.
         const half = Math.min(MAX_BOX, (Math.sqrt(1 + 3 * radius * radius) - 1) / 2);
         const o = i * 3;
@@ -469,11 +541,15 @@ export class CameraModel {
           od = (oy0 * W + ox0) * 3;
         const iArea = 1 / ((ix1 - ix0) * (iy1 - iy0)),
           oArea = 1 / ((ox1 - ox0) * (oy1 - oy0));
-        for (let c = 0; c < 3; c++) {
-          const inner = ((sat[ia + c]! - sat[ib + c]! - sat[ic + c]! + sat[id + c]!) >>> 0) * iArea;
-          const outer = ((sat[oa + c]! - sat[ob + c]! - sat[oc + c]! + sat[od + c]!) >>> 0) * oArea;
-          out[o + c] = inner + (outer - inner) * t + 0.5;
-        }
+        const ir = ((sat[ia]! - sat[ib]! - sat[ic]! + sat[id]!) | 0) * iArea,
+          ig = ((sat[ia + 1]! - sat[ib + 1]! - sat[ic + 1]! + sat[id + 1]!) | 0) * iArea,
+          ib_ = ((sat[ia + 2]! - sat[ib + 2]! - sat[ic + 2]! + sat[id + 2]!) | 0) * iArea;
+        const or = ((sat[oa]! - sat[ob]! - sat[oc]! + sat[od]!) | 0) * oArea,
+          og = ((sat[oa + 1]! - sat[ob + 1]! - sat[oc + 1]! + sat[od + 1]!) | 0) * oArea,
+          ob_ = ((sat[oa + 2]! - sat[ob + 2]! - sat[oc + 2]! + sat[od + 2]!) | 0) * oArea;
+        out[o] = ir + (or - ir) * t + 0.5;
+        out[o + 1] = ig + (og - ig) * t + 0.5;
+        out[o + 2] = ib_ + (ob_ - ib_) * t + 0.5;
       }
     return maxRadius;
   }

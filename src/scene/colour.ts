@@ -16,6 +16,8 @@ export interface LinearImage {
   readonly invDepth: Float32Array;
   /** Focal length it was drawn with, pixels. */
   readonly focal: number;
+  /** Same version from the same rasteriser, same pixels (a still scene is not drawn again); none: unknown. */
+  readonly version?: number;
 }
 
 /** sRGB-encoded 0..1 to linear 0..1 (IEC 61966-2-1). */

@@ -77,6 +77,7 @@ const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => srgbToLinear
 /** Textures' texels as the two passes read them (sRGB bytes, linear light), converted once. */
 const byteTextures = new WeakMap<object, Uint16Array>();
 const linearTextures = new WeakMap<object, Uint16Array>();
+const EMPTY_TEXELS = new Uint16Array(4);
 
 export class Rasterizer {
   readonly width: number;
@@ -94,6 +95,9 @@ export class Rasterizer {
   /** Meshes of the current pass with their distance, drawn nearest first so hidden pixels fail the depth test early. */
   readonly #queue: { mesh: THREE.Mesh; distance: number }[] = [];
   #lights: Lights | undefined;
+  /** What the last physical picture was drawn from (see #sign), and its version. */
+  #signature: number[] = [];
+  #linearVersion = 0;
 
   constructor(width: number, height: number) {
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
@@ -109,6 +113,8 @@ export class Rasterizer {
     const { width, height } = this;
     this.#max = 255;
     this.#lights = undefined;
+    // The clean picture draws over the buffers the physical one keeps.
+    this.#signature = [];
     this.#clear();
     const exposure = effects.exposure ?? 1;
     this.#draw(scene, camera, height / 2 / Math.tan((camera.fov * Math.PI) / 360), exposure);
@@ -124,14 +130,59 @@ export class Rasterizer {
    */
   renderLinear(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal?: number): LinearImage {
     const f = focal ?? this.height / 2 / Math.tan((camera.fov * Math.PI) / 360);
-    this.#max = LINEAR_MAX;
-    this.#colour.fill(0);
-    this.#invDepth.fill(0);
     camera.updateMatrixWorld();
     camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
-    this.#lights = this.#collectLights(scene, camera);
-    this.#draw(scene, camera, f, 1);
-    return { width: this.width, height: this.height, rgb: this.#colour, invDepth: this.#invDepth, focal: f };
+    // A still scene (nothing the picture depends on changed since the last call) keeps its picture.
+    const signature = this.#sign(scene, camera, f);
+    if (!sameNumbers(signature, this.#signature)) {
+      this.#signature = signature;
+      this.#linearVersion++;
+      this.#max = LINEAR_MAX;
+      this.#colour.fill(0);
+      this.#invDepth.fill(0);
+      this.#lights = this.#collectLights(scene, camera);
+      this.#draw(scene, camera, f, 1);
+    }
+    return {
+      width: this.width,
+      height: this.height,
+      rgb: this.#colour,
+      invDepth: this.#invDepth,
+      focal: f,
+      version: this.#linearVersion,
+    };
+  }
+
+  /**
+   * Everything the physical picture depends on, as numbers: the camera, the focal length, and every visible mesh's
+   * and light's identity, pose, geometry and material versions and colour. Texture and geometry data changed in
+   * place must bump their version (three.js's needsUpdate), as the texel cache already assumes.
+   */
+  #sign(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal: number): number[] {
+    const out: number[] = [focal, camera.near, ...camera.matrixWorld.elements];
+    scene.traverseVisible((object) => {
+      if (object instanceof THREE.Mesh) {
+        const geometry = object.geometry as THREE.BufferGeometry;
+        const material = (Array.isArray(object.material) ? object.material[0] : object.material) as
+          (THREE.Material & { color?: THREE.Color; map?: THREE.Texture | null }) | undefined;
+        out.push(object.id, geometry.id, geometry.index?.version ?? -1);
+        for (const name of ['position', 'uv'])
+          out.push((geometry.getAttribute(name) as THREE.BufferAttribute | undefined)?.version ?? -1);
+        out.push(
+          material?.id ?? -1,
+          material?.version ?? -1,
+          material?.visible ? 1 : 0,
+          material?.side ?? -1,
+        );
+        out.push(material?.color?.r ?? -1, material?.color?.g ?? -1, material?.color?.b ?? -1);
+        out.push(material?.map?.id ?? -1, material?.map?.version ?? -1);
+        out.push((object.userData.glow as number | undefined) ?? -1, ...object.matrixWorld.elements);
+      } else if (object instanceof THREE.Light) {
+        out.push(object.id, object.intensity, object.color.r, object.color.g, object.color.b);
+        out.push(...object.matrixWorld.elements);
+      }
+    });
+    return out;
   }
 
   #collectLights(scene: THREE.Object3D, camera: THREE.Camera): Lights {
@@ -227,6 +278,7 @@ export class Rasterizer {
 
     this.#modelView.multiplyMatrices(camera.matrixWorldInverse, mesh.matrixWorld);
     const e = this.#modelView.elements;
+    if (outOfView(geometry, e, mesh.matrixWorld.getMaxScaleOnAxis(), lens, this.width, this.height)) return;
     const n = position.count;
     if (this.#positions.length < n * 3) this.#positions = new Float64Array(n * 3);
     const p = this.#positions;
@@ -379,24 +431,63 @@ export class Rasterizer {
     const sr = Math.min(max, base[0] * a.lr),
       sg = Math.min(max, base[1] * a.lg),
       sb = Math.min(max, base[2] * a.lb);
+    const tex = texture ? texture.data : EMPTY_TEXELS,
+      tw = texture ? texture.width : 1,
+      th = texture ? texture.height : 1,
+      wrap = texture ? texture.wrap : false;
+    const br = base[0],
+      bg = base[1],
+      bb = base[2];
+    const flatR = a.lr,
+      flatG = a.lg,
+      flatB = a.lb;
+    // 1/depth and u/depth, v/depth as affine functions of the pixel centre (x coefficient, y, constant).
+    const zx = a0 * za + a1 * zb + a2 * zc,
+      zA = b0 * za + b1 * zb + b2 * zc,
+      zB = c0 * za + c1 * zb + c2 * zc;
+    const ux = a0 * ua + a1 * ub + a2 * uc,
+      uA = b0 * ua + b1 * ub + b2 * uc,
+      uB = c0 * ua + c1 * ub + c2 * uc;
+    const vx = a0 * va + a1 * vb + a2 * vc,
+      vA = b0 * va + b1 * vb + b2 * vc,
+      vB = c0 * va + c1 * vb + c2 * vc;
     const eps = -1e-7;
     for (let py = minY; py <= maxY; py++) {
       const fy = py + 0.5;
-      const fx = minX + 0.5;
-      let w0 = a0 * fx + b0 * fy + c0;
-      let w1 = a1 * fx + b1 * fy + c1;
-      let w2 = a2 * fx + b2 * fy + c2;
-      let lr = lrA * fx + lrB * fy + lrC;
-      let lg = lgA * fx + lgB * fy + lgC;
-      let lb = lbA * fx + lbB * fy + lbC;
-      let i = py * width + minX;
-      for (
-        let px = minX;
-        px <= maxX;
-        px++, i++, w0 += a0, w1 += a1, w2 += a2, lr += lrA, lg += lgA, lb += lbA
-      ) {
-        if (w0 < eps || w1 < eps || w2 < eps) continue;
-        const z = w0 * za + w1 * zb + w2 * zc;
+      // The run of pixels inside the three edges on this row, widened by a pixel: the exact test below decides.
+      let lo = minX,
+        hi = maxX;
+      for (let e = 0; e < 3; e++) {
+        const A = e === 0 ? a0 : e === 1 ? a1 : a2;
+        const W = e === 0 ? b0 * fy + c0 : e === 1 ? b1 * fy + c1 : b2 * fy + c2;
+        if (A > 0) lo = Math.max(lo, Math.ceil((eps - W) / A - 0.5) - 1);
+        else if (A < 0) hi = Math.min(hi, Math.floor((eps - W) / A - 0.5) + 1);
+        else if (W < eps) lo = maxX + 1;
+      }
+      if (lo > hi) continue;
+      const W0 = b0 * fy + c0,
+        W1 = b1 * fy + c1,
+        W2 = b2 * fy + c2;
+      // Each weight a x + W, rounded, never decreases (a > 0) or increases (a < 0) along the row: the pixels that
+      // pass the three tests form one run, found from both ends; inside it no test is needed.
+      for (; lo <= hi; lo++) {
+        const fx = lo + 0.5;
+        if (a0 * fx + W0 >= eps && a1 * fx + W1 >= eps && a2 * fx + W2 >= eps) break;
+      }
+      for (; hi >= lo; hi--) {
+        const fx = hi + 0.5;
+        if (a0 * fx + W0 >= eps && a1 * fx + W1 >= eps && a2 * fx + W2 >= eps) break;
+      }
+      // 1/depth, the texture coordinates over depth and the light along the row: affine in the pixel's x.
+      const Z = zA * fy + zB,
+        U = uA * fy + uB,
+        V = vA * fy + vB;
+      const LR = lrB * fy + lrC,
+        LG = lgB * fy + lgC,
+        LB = lbB * fy + lbC;
+      for (let px = lo, i = py * width + lo; px <= hi; px++, i++) {
+        const fx = px + 0.5;
+        const z = zx * fx + Z;
         if (z <= depth[i]!) continue;
         depth[i] = z;
         const o = i * 3;
@@ -406,22 +497,102 @@ export class Rasterizer {
             colour[o + 1] = sg;
             colour[o + 2] = sb;
           } else {
-            const r = base[0] * lr,
-              g = base[1] * lg,
-              b = base[2] * lb;
+            const r = br * (lrA * fx + LR),
+              g = bg * (lgA * fx + LG),
+              b = bb * (lbA * fx + LB);
             colour[o] = r > max ? max : r < 0 ? 0 : r;
             colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
             colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
           }
           continue;
         }
-        const u = (w0 * ua + w1 * ub + w2 * uc) / z;
-        const v = (w0 * va + w1 * vb + w2 * vc) / z;
-        if (flat) sampleBilinear(texture, u, v, a.lr, a.lg, a.lb, colour, o, max);
-        else sampleBilinear(texture, u, v, lr, lg, lb, colour, o, max);
+        // Bilinear sample of the RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light.
+        const iz = 1 / z;
+        const u = (ux * fx + U) * iz;
+        const v = (vx * fx + V) * iz;
+        let sx: number, sy: number, x0: number, y0: number, x1: number, y1: number;
+        if (wrap) {
+          sx = (u - Math.floor(u)) * tw - 0.5;
+          sy = (v - Math.floor(v)) * th - 0.5;
+          if (sx < 0) sx += tw;
+          if (sy < 0) sy += th;
+          x0 = sx | 0;
+          y0 = sy | 0;
+          x1 = x0 + 1 === tw ? 0 : x0 + 1;
+          y1 = y0 + 1 === th ? 0 : y0 + 1;
+        } else {
+          sx = u * tw - 0.5;
+          sy = v * th - 0.5;
+          sx = sx < 0 ? 0 : sx > tw - 1 ? tw - 1 : sx;
+          sy = sy < 0 ? 0 : sy > th - 1 ? th - 1 : sy;
+          x0 = sx | 0;
+          y0 = sy | 0;
+          x1 = x0 + 1 < tw ? x0 + 1 : x0;
+          y1 = y0 + 1 < th ? y0 + 1 : y0;
+        }
+        const dx = sx - x0,
+          dy = sy - y0;
+        const w11 = dx * dy,
+          w10 = dx - w11,
+          w01 = dy - w11,
+          w00 = 1 - dx - w01;
+        const p00 = (y0 * tw + x0) * 4,
+          p10 = (y0 * tw + x1) * 4;
+        const p01 = (y1 * tw + x0) * 4,
+          p11 = (y1 * tw + x1) * 4;
+        const kr = flat ? flatR : lrA * fx + LR,
+          kg = flat ? flatG : lgA * fx + LG,
+          kb = flat ? flatB : lbA * fx + LB;
+        const r = (tex[p00]! * w00 + tex[p10]! * w10 + tex[p01]! * w01 + tex[p11]! * w11) * kr;
+        const g =
+          (tex[p00 + 1]! * w00 + tex[p10 + 1]! * w10 + tex[p01 + 1]! * w01 + tex[p11 + 1]! * w11) * kg;
+        const b =
+          (tex[p00 + 2]! * w00 + tex[p10 + 2]! * w10 + tex[p01 + 2]! * w01 + tex[p11 + 2]! * w11) * kb;
+        colour[o] = r > max ? max : r;
+        colour[o + 1] = g > max ? max : g;
+        colour[o + 2] = b > max ? max : b;
       }
     }
   }
+}
+
+/**
+ * Whether the mesh's bounding sphere lies wholly behind the near plane or outside one side of the picture (then
+ * none of its triangles can cover a pixel). `e` is its model-view matrix, `scale` the largest of its axes' scales.
+ */
+function outOfView(
+  geometry: THREE.BufferGeometry,
+  e: readonly number[],
+  scale: number,
+  lens: Lens,
+  width: number,
+  height: number,
+): boolean {
+  if (!geometry.boundingSphere) geometry.computeBoundingSphere();
+  const sphere = geometry.boundingSphere;
+  if (!sphere || !Number.isFinite(sphere.radius)) return false;
+  const { x, y, z } = sphere.center;
+  const cx = e[0]! * x + e[4]! * y + e[8]! * z + e[12]!;
+  const cy = e[1]! * x + e[5]! * y + e[9]! * z + e[13]!;
+  const d = -(e[2]! * x + e[6]! * y + e[10]! * z + e[14]!);
+  const r = sphere.radius * scale;
+  if (d + r < lens.near) return true;
+  // The four planes through the camera and the picture's edges, outward normals (fx, 0, -width / 2) etc. unnormalised.
+  const sideX = Math.hypot(lens.fx, width / 2),
+    sideY = Math.hypot(lens.fy, height / 2);
+  return (
+    lens.fx * cx - (width / 2) * d > r * sideX ||
+    -lens.fx * cx - (width / 2) * d > r * sideX ||
+    lens.fy * cy - (height / 2) * d > r * sideY ||
+    -lens.fy * cy - (height / 2) * d > r * sideY
+  );
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+  return true;
 }
 
 function srgbBytes(c: THREE.Color): [number, number, number] {
@@ -444,57 +615,6 @@ function textureView(map: THREE.Texture | null | undefined, linear: boolean): Te
     cache.set(image.data, data);
   }
   return { data, width: image.width, height: image.height, wrap };
-}
-
-/** Bilinear sample of an RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light. */
-function sampleBilinear(
-  t: TextureView,
-  u: number,
-  v: number,
-  lr: number,
-  lg: number,
-  lb: number,
-  out: Uint16Array,
-  o: number,
-  max: number,
-): void {
-  const tw = t.width,
-    th = t.height;
-  let fx: number, fy: number, x0: number, y0: number, x1: number, y1: number;
-  if (t.wrap) {
-    fx = (u - Math.floor(u)) * tw - 0.5;
-    fy = (v - Math.floor(v)) * th - 0.5;
-    if (fx < 0) fx += tw;
-    if (fy < 0) fy += th;
-    x0 = fx | 0;
-    y0 = fy | 0;
-    x1 = x0 + 1 === tw ? 0 : x0 + 1;
-    y1 = y0 + 1 === th ? 0 : y0 + 1;
-  } else {
-    fx = Math.min(tw - 1, Math.max(0, u * tw - 0.5));
-    fy = Math.min(th - 1, Math.max(0, v * th - 0.5));
-    x0 = fx | 0;
-    y0 = fy | 0;
-    x1 = Math.min(tw - 1, x0 + 1);
-    y1 = Math.min(th - 1, y0 + 1);
-  }
-  const dx = fx - x0,
-    dy = fy - y0;
-  const w00 = (1 - dx) * (1 - dy),
-    w10 = dx * (1 - dy);
-  const w01 = (1 - dx) * dy,
-    w11 = dx * dy;
-  const d = t.data;
-  const p00 = (y0 * tw + x0) * 4,
-    p10 = (y0 * tw + x1) * 4;
-  const p01 = (y1 * tw + x0) * 4,
-    p11 = (y1 * tw + x1) * 4;
-  const r = (d[p00]! * w00 + d[p10]! * w10 + d[p01]! * w01 + d[p11]! * w11) * lr;
-  const g = (d[p00 + 1]! * w00 + d[p10 + 1]! * w10 + d[p01 + 1]! * w01 + d[p11 + 1]! * w11) * lg;
-  const b = (d[p00 + 2]! * w00 + d[p10 + 2]! * w10 + d[p01 + 2]! * w01 + d[p11 + 2]! * w11) * lb;
-  out[o] = r > max ? max : r;
-  out[o + 1] = g > max ? max : g;
-  out[o + 2] = b > max ? max : b;
 }
 
 /** Cuts a polygon to the part in front of the near plane (d >= near), interpolating its attributes. */

@@ -75,8 +75,9 @@ export class SimCamera implements Camera {
   readonly #build: (modules: RendererModules) => { scene: TwinScene; rasterizer: Rasterizer };
   #modules: RendererModules | undefined;
   /**
-   * The lens and sensor model, built on the first realistic frame (its maps are about 9 MB at 640 x 480: thirty
-   * classroom twins nobody looks through would hold 270 MB). The settings are checked at once (a bad one stops the start).
+   * The lens and sensor model, built on the first realistic frame (its maps and buffers are about 11 MB at 640 x 480:
+   * thirty classroom twins nobody looks through would hold 330 MB). The settings are checked at once (a bad one stops
+   * the start).
    */
   readonly #makeModel: (() => CameraModel) | undefined;
   #modelMade: CameraModel | undefined;

@@ -1,42 +1,81 @@
 /**
- * PNG encoding of camera frames. pngjs with the "up" filter and a light deflate was the fastest of the
- * encoders measured on rendered 640x480 frames (about 2.5 ms against 20 ms for @napi-rs/canvas; bench/vision.ts).
- * The server uses the asynchronous form: zlib deflates on libuv's thread pool, off the thread that steps the
- * physics.
+ * PNG encoding of camera frames: each row filtered "up" (the difference with the row above, four bytes at a time),
+ * then node:zlib's deflate at level 1. On a realistic 640x480 frame (sensor noise, JPEG blocks) that is about
+ * 2.5 ms and 95 KB, where pngjs's own filter loop with deflate level 3 and its RLE strategy took 5.5 ms for
+ * 130 KB (bench/render-stages.ts, docs/decisions/0051-camera-frame-cost.md). The server uses the asynchronous
+ * form: zlib deflates on libuv's thread pool, off the thread that steps the physics. pngjs decodes.
  */
+import zlib from 'node:zlib';
 import { PNG } from 'pngjs';
 import type { Frame } from '../core/backend.ts';
 
+const SIGNATURE = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
 const PNG_FILTER_UP = 2;
 const PNG_RGB = 2;
+const DEFLATE: zlib.ZlibOptions = { level: 1 };
 
-const OPTIONS = {
-  colorType: PNG_RGB,
-  inputColorType: PNG_RGB,
-  inputHasAlpha: false,
-  filterType: PNG_FILTER_UP,
-  deflateLevel: 3,
-} as const;
-
-function pngOf(frame: Frame): PNG {
-  const png = new PNG({ width: frame.width, height: frame.height, ...OPTIONS });
-  png.data = Buffer.from(frame.rgb.buffer, frame.rgb.byteOffset, frame.width * frame.height * 3);
-  return png;
+/** One chunk: length, type, data, CRC of type and data. */
+function chunk(type: string, data: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(12 + data.length);
+  out.writeUInt32BE(data.length, 0);
+  out.write(type, 4, 'latin1');
+  out.set(data, 8);
+  out.writeUInt32BE(zlib.crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+  return out;
 }
 
+/** The rows, each led by its filter byte, every byte but the first row's minus the one above it (mod 256). */
+function filtered(frame: Frame): Buffer {
+  const { width, height, rgb } = frame;
+  const stride = width * 3;
+  const out = Buffer.allocUnsafe((stride + 1) * height);
+  if (height === 0) return out;
+  out[0] = PNG_FILTER_UP;
+  out.set(rgb.subarray(0, stride), 1);
+  const words = stride % 4 === 0 && rgb.byteOffset % 4 === 0;
+  const row = new Uint32Array(words ? stride / 4 : 0);
+  const rowBytes = new Uint8Array(row.buffer);
+  const all = words ? new Uint32Array(rgb.buffer, rgb.byteOffset, (stride / 4) * height) : row;
+  for (let y = 1; y < height; y++) {
+    const o = y * (stride + 1);
+    out[o] = PNG_FILTER_UP;
+    if (words) {
+      // Byte-wise a - b in 32-bit words: the high bits kept apart so no borrow crosses a byte.
+      for (let k = 0, i = (y * stride) / 4, j = i - stride / 4; k < row.length; k++, i++, j++) {
+        const a = all[i]!,
+          b = all[j]!;
+        row[k] = ((a | 0x80808080) - (b & 0x7f7f7f7f)) ^ ((a ^ ~b) & 0x80808080);
+      }
+      out.set(rowBytes, o + 1);
+    } else {
+      for (let x = 0, i = y * stride; x < stride; x++, i++) out[o + 1 + x] = rgb[i]! - rgb[i - stride]!;
+    }
+  }
+  return out;
+}
+
+function header(frame: Frame): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(frame.width, 0);
+  ihdr.writeUInt32BE(frame.height, 4);
+  ihdr[8] = 8; // bits per channel
+  ihdr[9] = PNG_RGB;
+  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr)]);
+}
+
+const END = chunk('IEND', new Uint8Array(0));
+
 export function encodePng(frame: Frame): Buffer {
-  return PNG.sync.write(pngOf(frame), OPTIONS);
+  return Buffer.concat([header(frame), chunk('IDAT', zlib.deflateSync(filtered(frame), DEFLATE)), END]);
 }
 
 /** The same bytes as encodePng, the deflate done on the thread pool. */
 export function encodePngAsync(frame: Frame): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const png = pngOf(frame);
-    png.on('data', (chunk: Buffer) => chunks.push(chunk));
-    png.on('end', () => resolve(Buffer.concat(chunks)));
-    png.on('error', reject);
-    png.pack();
+    zlib.deflate(filtered(frame), DEFLATE, (error, data) => {
+      if (error) reject(error);
+      else resolve(Buffer.concat([header(frame), chunk('IDAT', data), END]));
+    });
   });
 }
 

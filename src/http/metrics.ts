@@ -29,6 +29,14 @@ export interface LastRequest {
   readonly at: number;
 }
 
+/** The label-bound children of one route, method and status. */
+interface Series {
+  readonly method: string;
+  readonly status: number;
+  readonly requests: { inc(): void };
+  readonly latency: { observe(seconds: number): void };
+}
+
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Latency buckets, s: a REST read answers in well under a millisecond, a goto with wait in seconds. */
@@ -40,10 +48,7 @@ export class RobotMetrics {
   readonly registry = new Registry();
   #last: LastRequest | undefined;
   /** The label-bound children of each route, method and status seen (a handful per route). */
-  readonly #series = new Map<
-    string,
-    { requests: { inc(): void }; latency: { observe(seconds: number): void } }
-  >();
+  readonly #series = new Map<string, Series>();
   readonly #requests: Counter<'route' | 'method' | 'status'>;
   readonly #latency: Histogram<'route' | 'method' | 'status'>;
   readonly #lateness: Histogram | undefined;
@@ -111,31 +116,46 @@ export class RobotMetrics {
   instrument(app: FastifyInstance): void {
     app.addHook('onRoute', (route) => {
       const path = route.url;
+      // A route answers with one method and status most of the time: its last series is kept at hand.
+      let last: Series | undefined;
       const hook: onResponseHookHandler = (req, reply, done) => {
-        this.#count(path, req.method, reply.statusCode, reply.elapsedTime, req.url);
+        const status = reply.statusCode;
+        if (last?.status !== status || last.method !== req.method)
+          last = this.#seriesOf(path, req.method, status);
+        this.#count(last, reply.elapsedTime, req.url);
         done();
       };
       const own = route.onResponse;
       route.onResponse = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
     });
     app.addHook('onResponse', (req, reply, done) => {
-      if (req.is404) this.#count('unmatched', req.method, reply.statusCode, reply.elapsedTime, req.url);
+      if (req.is404)
+        this.#count(this.#seriesOf('unmatched', req.method, reply.statusCode), reply.elapsedTime, req.url);
       done();
     });
   }
 
-  /** One answer: the counter and histogram children of its labels are made once and kept. */
-  #count(route: string, method: string, status: number, elapsedMs: number, url: string): void {
+  /** The counter and histogram children of one route, method and status: made once and kept. */
+  #seriesOf(route: string, method: string, status: number): Series {
     const key = `${status} ${method} ${route}`;
     let series = this.#series.get(key);
     if (!series) {
       const labels = { route, method, status: String(status) };
-      series = { requests: this.#requests.labels(labels), latency: this.#latency.labels(labels) };
+      series = {
+        method,
+        status,
+        requests: this.#requests.labels(labels),
+        latency: this.#latency.labels(labels),
+      };
       this.#series.set(key, series);
     }
+    return series;
+  }
+
+  #count(series: Series, elapsedMs: number, url: string): void {
     series.requests.inc();
     series.latency.observe(elapsedMs / 1000);
-    this.#last = { method, url, status, at: Date.now() };
+    this.#last = { method: series.method, url, status: series.status, at: Date.now() };
   }
 
   /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */

@@ -58,6 +58,33 @@ describe('GET /metrics (Prometheus text format)', function () {
       expect(res.body).to.contain(`${line('count')} 3\n`);
       expect(res.body).to.contain(`${line('bucket', 'le="10",')} 3\n`);
       expect(res.body).to.contain(`${line('bucket', 'le="+Inf",')} 3\n`);
+      // Cumulative: each bucket counts the answers at or under its bound, so the counts never fall.
+      const buckets = [
+        ...res.body.matchAll(
+          /_bucket\{le="([^"]+)",route="\/motors\/:motor\/registers\/:register\/value\.json",method="GET",status="200"\} (\d+)/g,
+        ),
+      ];
+      expect(buckets.map((b) => b[1])).to.deep.equal([
+        ...[
+          '0.0005',
+          '0.001',
+          '0.0025',
+          '0.005',
+          '0.01',
+          '0.02',
+          '0.05',
+          '0.1',
+          '0.25',
+          '0.5',
+          '1',
+          '2.5',
+          '5',
+          '10',
+        ],
+        '+Inf',
+      ]);
+      const counts = buckets.map((b) => Number(b[2]));
+      expect(counts).to.deep.equal([...counts].sort((a, b) => a - b));
       expect(sample(m, 'poppy_primitives_running')?.value).to.equal('1');
       const steps = Number(sample(m, 'poppy_sim_physics_steps_total')?.value);
       expect(steps).to.equal(s.simulation!.stats().steps).and.be.greaterThan(200);

@@ -55,7 +55,7 @@ const gotoAnswer = z.object({
  * Starts a validated goto and answers as docs/reference/rest-api.md 4.2 says, after the motion when `wait`; a waited goto that a
  * newer command cut short answers `cancelled: true` (docs/api.md "Honest answers").
  */
-async function startGoto(
+function startGoto(
   robot: Robot,
   policy: MotionPolicy,
   targets: Map<Motor, number>,
@@ -63,14 +63,25 @@ async function startGoto(
   waiting: boolean,
   request: { readonly clientGone?: AbortSignal },
   force: boolean,
-) {
-  await policy.guard?.(gotoPath(clampAll(targets), seconds), force);
-  const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
-  // The abort signal is made on first read: only a waiting goto pays for it.
-  const outcome = waiting ? await robot.waitFor(done, request.clientGone) : undefined;
-  const motors: Record<string, number> = {};
-  for (const [m, t] of clamped) motors[m.name] = t;
-  return { motors, duration: seconds, waiting, ...(outcome && { cancelled: outcome.cancelled }) };
+): GotoAnswer | Promise<GotoAnswer> {
+  const go = (): GotoAnswer | Promise<GotoAnswer> => {
+    const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
+    const motors: Record<string, number> = {};
+    for (const [m, t] of clamped) motors[m.name] = t;
+    const answer = { motors, duration: seconds, waiting };
+    // The abort signal is made on first read: only a waiting goto pays for it.
+    if (!waiting) return answer;
+    return robot.waitFor(done, request.clientGone).then((o) => ({ ...answer, cancelled: o.cancelled }));
+  };
+  // Without the guard a goto answers at once: no promise to settle on the way (most gotos).
+  return policy.guard ? policy.guard(gotoPath(clampAll(targets), seconds), force).then(go) : go();
+}
+
+interface GotoAnswer {
+  motors: Record<string, number>;
+  duration: number;
+  waiting: boolean;
+  cancelled?: boolean;
 }
 
 /** The targets clamped into their motors' limits, as the goto will take them. */
@@ -168,7 +179,7 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { position: 30, duration: 1.5, wait: true },
         answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
       },
-      handler: async (request) => {
+      handler: (request) => {
         const { params, body, query } = request;
         const m = robot.motor(params.motor);
         const force = forceQuery(query);
@@ -195,7 +206,7 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
         body: { motors: ['m1', 'm2'], positions: [10, -20], duration: 2, wait: false },
         answer: { motors: { m1: 10, m2: -20 }, duration: 2, waiting: false },
       },
-      handler: async (request) => {
+      handler: (request) => {
         const { body, query } = request;
         const force = forceQuery(query);
         const targets = new Map<Motor, number>();

@@ -180,9 +180,9 @@ export async function runVisionBench(quick: boolean): Promise<VisionResult> {
 }
 
 /**
- * pngjs (zlib) settings on the same frame. @napi-rs/canvas was measured here too (about 20 ms a 640x480 frame against
- * 2.5 ms for the setting used, 2026-11-22, bench/README.md) and dropped from the dependencies: the registry this
- * project installs from carries only two of its nine platform binaries, which breaks `npm ci`.
+ * The encoder used (src/vision/png.ts: rows filtered "up", node:zlib level 1) against pngjs's settings on the same
+ * frame. @napi-rs/canvas was measured here too (about 20 ms a 640x480 frame, 2026-11-22, bench/README.md) and dropped
+ * from the dependencies: the registry this project installs from carries only two of its nine platform binaries.
  */
 function compareEncoders(frame: Frame, n: number): Record<string, Timing & { bytes: number }> {
   const out: Record<string, Timing & { bytes: number }> = {};
@@ -190,7 +190,7 @@ function compareEncoders(frame: Frame, n: number): Record<string, Timing & { byt
   for (const [label, filterType, deflateLevel] of [
     ['pngjs filter none, level 1', 0, 1],
     ['pngjs filter sub, level 3', 1, 3],
-    ['pngjs filter up, level 3 (used)', 2, 3],
+    ['pngjs filter up, level 3', 2, 3],
     ['pngjs adaptive filter, level 6', -1, 6],
   ] as const) {
     const t = time(n, () => {
@@ -206,9 +206,22 @@ function compareEncoders(frame: Frame, n: number): Record<string, Timing & { byt
     });
     out[label] = { ...t, bytes };
   }
-  const used = encodePng(frame).length;
-  if (used !== out['pngjs filter up, level 3 (used)']!.bytes)
-    throw new Error('encodePng settings drifted from the bench');
+  let used: Buffer = Buffer.alloc(0);
+  out['ours: filter up, zlib level 1 (used)'] = {
+    ...time(n, () => {
+      used = encodePng(frame);
+    }),
+    bytes: used.length,
+  };
+  // The encoder used must give back the frame's pixels, read by another decoder.
+  const back = PNG.sync.read(used);
+  for (let p = 0, q = 0; p < frame.rgb.length; p += 3, q += 4)
+    if (
+      back.data[q] !== frame.rgb[p] ||
+      back.data[q + 1] !== frame.rgb[p + 1] ||
+      back.data[q + 2] !== frame.rgb[p + 2]
+    )
+      throw new Error(`encodePng: pixel ${p / 3} does not decode to the frame's`);
   return out;
 }
 

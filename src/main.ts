@@ -124,7 +124,7 @@ async function main(argv: string[]): Promise<void> {
     .addOption(
       new Option(
         '--physics <auto|lean|fast>',
-        "sim: the physics engine's compiled code: lean (about 70 MB less memory, steps a third slower) or fast",
+        "sim: the physics engine's compiled code: lean (about 50 MB less memory, steps a third slower) or fast",
       )
         .choices(['auto', 'lean', 'fast'])
         .default('auto'),

@@ -359,7 +359,7 @@ async function main(argv: string[]): Promise<void> {
 
 /**
  * Which code the physics engine runs: V8's baseline WebAssembly code only (lean: no optimising compiler, whose
- * memory glibc keeps, about 70 MB of an idle Torso's RSS) or optimised hot functions (fast: a third more steps per
+ * memory glibc keeps: 50 MB of an idle Torso's RSS) or optimised hot functions (fast: a third more steps per
  * CPU second). Auto is lean where the physics runs at real time or slower and nothing predicts ahead of it
  * (docs/decisions/0035-lean-physics-code.md).
  */

@@ -11,7 +11,7 @@ import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
-import { JpegPass } from './jpeg-pass.ts';
+import { CB_B, CB_G, CB_R, CR_B, CR_G, CR_R, JpegPass, Y_B, Y_G, Y_R } from './jpeg-pass.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
 export class RealismError extends Error {
@@ -260,14 +260,21 @@ export class CameraModel {
     const rowRand = mulberry32((s.seed * 7919 + frameIndex * 104729) >>> 0);
     const jpeg = this.#jpeg;
     const band = jpeg ? jpeg.mcu : height;
+    // 4:2:0 in whole MCUs: the exposure's bytes go straight into JPEG's colour planes, as the pass would compute them.
+    const direct = jpeg !== undefined && jpeg.subsample && width % 16 === 0 && height % 16 === 0;
     for (let top = 0; top < height; top += band) {
       const bottom = Math.min(height, top + band);
       if (lens!.mapped < bottom) {
         this.#remap(lens!.src, top, bottom);
         lens!.mapped = bottom;
       }
-      this.#develop(rgb, rowRand, top, bottom);
-      jpeg?.band(rgb, width, height, top);
+      if (jpeg && direct) {
+        this.#develop420(jpeg, rowRand, top);
+        jpeg.transformBand(rgb, width, height, top);
+      } else {
+        this.#develop(rgb, rowRand, top, bottom);
+        jpeg?.band(rgb, width, height, top);
+      }
     }
     this.#last = {
       exposure,
@@ -436,6 +443,68 @@ export class CameraModel {
   }
 
   /**
+   * #develop then the JPEG pass's colour split for the band at `top` (4:2:0, whole MCUs), without the bytes in
+   * between: the same noise draws, the same bytes, the same YCbCr values (bit for bit) in the pass's planes.
+   */
+  #develop420(jpeg: JpegPass, rowRand: () => number, top: number): void {
+    const { width } = this;
+    const levels = this.#levels;
+    const tone = this.#tone,
+      noise = this.#noise;
+    const G = 2 * (LINEAR_MAX + 1),
+      B = 4 * (LINEAR_MAX + 1);
+    const mask = NOISE_SIZE - 1;
+    const { y: Y, cb: Cb, cr: Cr, stride: W } = jpeg.planes(width);
+    const CW = W / 2;
+    const rowStride = width * 3;
+    for (let cy = 0; cy < 8; cy++) {
+      // One noise offset per row, drawn in row order as #develop draws them.
+      let k0 = (rowRand() * NOISE_SIZE) | 0;
+      let k1 = (rowRand() * NOISE_SIZE) | 0;
+      for (
+        let cx = 0, o = (top + 2 * cy) * rowStride, p = 2 * cy * W, c = cy * CW;
+        cx < CW;
+        cx++, o += 6, p += 2, c++
+      ) {
+        const q = o + rowStride;
+        let t = 2 * levels[o]!;
+        const ra = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = G + 2 * levels[o + 1]!;
+        const ga = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = B + 2 * levels[o + 2]!;
+        const ba = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = 2 * levels[o + 3]!;
+        const rb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = G + 2 * levels[o + 4]!;
+        const gb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = B + 2 * levels[o + 5]!;
+        const bb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = 2 * levels[q]!;
+        const rc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = G + 2 * levels[q + 1]!;
+        const gc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = B + 2 * levels[q + 2]!;
+        const bc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = 2 * levels[q + 3]!;
+        const rd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = G + 2 * levels[q + 4]!;
+        const gd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = B + 2 * levels[q + 5]!;
+        const bd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        Y[p] = Y_R * ra + Y_G * ga + Y_B * ba - 128;
+        Y[p + 1] = Y_R * rb + Y_G * gb + Y_B * bb - 128;
+        Y[p + W] = Y_R * rc + Y_G * gc + Y_B * bc - 128;
+        Y[p + W + 1] = Y_R * rd + Y_G * gd + Y_B * bd - 128;
+        const r = ra + rb + rc + rd,
+          g = ga + gb + gc + gd,
+          b = ba + bb + bc + bd;
+        Cb[c] = (CB_R * r + CB_G * g + CB_B * b) * 0.25;
+        Cr[c] = (CR_R * r + CR_G * g + CR_B * b) * 0.25;
+      }
+    }
+  }
+
+  /**
    * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
    * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the largest
    * radius, 0 when nothing needed blurring (then `out` is untouched).
@@ -553,6 +622,11 @@ export class CameraModel {
       }
     return maxRadius;
   }
+}
+
+/** A developed level as the byte a Uint8Array would store: clamped, then truncated (the tables add the 0.5). */
+function toByte(v: number): number {
+  return v < 0 ? 0 : v > 255 ? 255 : v | 0;
 }
 
 /**

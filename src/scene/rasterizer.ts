@@ -485,27 +485,36 @@ export class Rasterizer {
       const LR = lrB * fy + lrC,
         LG = lgB * fy + lgC,
         LB = lbB * fy + lbC;
+      if (!texture) {
+        if (flat) flatRow(colour, depth, py * width + lo, lo, hi, zx, Z, sr, sg, sb);
+        else
+          shadedRow(
+            colour,
+            depth,
+            py * width + lo,
+            lo,
+            hi,
+            zx,
+            Z,
+            br,
+            lrA,
+            LR,
+            bg,
+            lgA,
+            LG,
+            bb,
+            lbA,
+            LB,
+            max,
+          );
+        continue;
+      }
       for (let px = lo, i = py * width + lo; px <= hi; px++, i++) {
         const fx = px + 0.5;
         const z = zx * fx + Z;
         if (z <= depth[i]!) continue;
         depth[i] = z;
         const o = i * 3;
-        if (!texture) {
-          if (flat) {
-            colour[o] = sr;
-            colour[o + 1] = sg;
-            colour[o + 2] = sb;
-          } else {
-            const r = br * (lrA * fx + LR),
-              g = bg * (lgA * fx + LG),
-              b = bb * (lbA * fx + LB);
-            colour[o] = r > max ? max : r < 0 ? 0 : r;
-            colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
-            colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
-          }
-          continue;
-        }
         // Bilinear sample of the RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light.
         const iz = 1 / z;
         const u = (ux * fx + U) * iz;
@@ -586,6 +595,65 @@ function outOfView(
     lens.fy * cy - (height / 2) * d > r * sideY ||
     -lens.fy * cy - (height / 2) * d > r * sideY
   );
+}
+
+/** An untextured face of one light: the pixels lo..hi of a row (index `i` at lo) that pass the depth test. */
+function flatRow(
+  colour: Uint16Array,
+  depth: Float32Array,
+  i: number,
+  lo: number,
+  hi: number,
+  zx: number,
+  Z: number,
+  r: number,
+  g: number,
+  b: number,
+): void {
+  for (let px = lo; px <= hi; px++, i++) {
+    const z = zx * (px + 0.5) + Z;
+    if (z <= depth[i]!) continue;
+    depth[i] = z;
+    const o = i * 3;
+    colour[o] = r;
+    colour[o + 1] = g;
+    colour[o + 2] = b;
+  }
+}
+
+/** An untextured face with its light interpolated: each channel `a x + c` at the pixel centre x, clamped. */
+function shadedRow(
+  colour: Uint16Array,
+  depth: Float32Array,
+  i: number,
+  lo: number,
+  hi: number,
+  zx: number,
+  Z: number,
+  br: number,
+  ra: number,
+  rc: number,
+  bg: number,
+  ga: number,
+  gc: number,
+  bb: number,
+  ba: number,
+  bc: number,
+  max: number,
+): void {
+  for (let px = lo; px <= hi; px++, i++) {
+    const fx = px + 0.5;
+    const z = zx * fx + Z;
+    if (z <= depth[i]!) continue;
+    depth[i] = z;
+    const o = i * 3;
+    const r = br * (ra * fx + rc),
+      g = bg * (ga * fx + gc),
+      b = bb * (ba * fx + bc);
+    colour[o] = r > max ? max : r < 0 ? 0 : r;
+    colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
+    colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
+  }
 }
 
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {

@@ -10,7 +10,14 @@
 import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
-import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
+import {
+  LINEAR_MAX,
+  LINEAR_WHITE,
+  type LinearImage,
+  type Rect,
+  kelvinLinear,
+  linearToSrgb,
+} from './colour.ts';
 import { CB_B, CB_G, CB_R, CR_B, CR_G, CR_R, JpegPass, Y_B, Y_G, Y_R } from './jpeg-pass.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
@@ -129,9 +136,14 @@ export class CameraModel {
         src: Uint16Array;
         mapped: number;
         focusBlur: number;
+        /** Whether the motion blur applied. */
+        motion: boolean;
         medianDepth: number;
       }
     | undefined;
+  /** Per output row, the first and last source row its samples start on; per output column, the columns. */
+  readonly #rowSources: Int32Array;
+  readonly #columnSources: Int32Array;
   /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
   readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   #tableKey = '';
@@ -180,6 +192,19 @@ export class CameraModel {
       this.#mapIndex[i] = y0 * width + x0;
       this.#mapWeights[i] = Math.round((sx - x0) * 255) | (Math.round((sy - y0) * 255) << 8);
     }
+    this.#rowSources = new Int32Array(2 * height).fill(-1);
+    this.#columnSources = new Int32Array(2 * width).fill(-1);
+    for (let y = 0, i = 0; y < height; y++)
+      for (let x = 0; x < width; x++, i++) {
+        const sy = Math.floor(this.#mapIndex[i]! / width),
+          sx = this.#mapIndex[i]! - sy * width;
+        const r = this.#rowSources,
+          c = this.#columnSources;
+        if (r[2 * y]! < 0 || sy < r[2 * y]!) r[2 * y] = sy;
+        if (sy > r[2 * y + 1]!) r[2 * y + 1] = sy;
+        if (c[2 * x]! < 0 || sx < c[2 * x]!) c[2 * x] = sx;
+        if (sx > c[2 * x + 1]!) c[2 * x + 1] = sx;
+      }
     // Gaussian noise table (Box-Muller from the seeded PRNG).
     const rand = mulberry32(settings.seed);
     this.#noise = new Float32Array(NOISE_SIZE);
@@ -230,29 +255,50 @@ export class CameraModel {
       lens.mx === mx &&
       lens.my === my;
     if (!still) {
+      // Only a rectangle changed since the picture the lens holds (no motion blur then or now): the blurs and the
+      // map are redone where it reaches, the same values as in full.
+      const changed =
+        lens !== undefined &&
+        image.changed !== undefined &&
+        lens.source === image.rgb &&
+        lens.version === image.changed.since &&
+        lens.mx === mx &&
+        lens.my === my &&
+        !lens.motion
+          ? image.changed.rect
+          : undefined;
       // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
       let src = image.rgb;
       const aperture = s.focalLengthMm / 1000 / s.fNumber;
-      const focusBlur = this.#focusBlur(
+      const blur = this.#focusBlur(
         src,
         this.#work,
         image.invDepth,
         (aperture * image.focal) / 2,
         1 / s.focusDistance,
+        changed && lens!.src === this.#work ? changed : undefined,
       );
-      if (focusBlur > 0) src = this.#work;
+      // What changed in the picture the map reads (undefined: all of it).
+      let reached: Rect | undefined;
+      if (blur.radius > 0) {
+        src = this.#work;
+        reached = blur.redone;
+      } else if (changed && lens!.src === image.rgb) reached = changed;
       const out = src === this.#work ? this.#work2 : this.#work;
-      if (motionBlur(src, out, width, height, mx, my)) src = out;
+      const motion = motionBlur(src, out, width, height, mx, my);
+      if (motion) src = out;
       lens = this.#lens = {
         source: image.rgb,
         version: image.version,
         mx,
         my,
         src,
-        mapped: 0,
-        focusBlur,
+        mapped: reached && !motion ? height : 0,
+        focusBlur: blur.radius,
+        motion,
         medianDepth: this.#medianDepth(image.invDepth),
       };
+      if (reached && !motion) this.#remapReached(src, reached);
     }
     // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
@@ -388,12 +434,41 @@ export class CameraModel {
 
   /** The distortion map: the light of output rows `top` to `bottom` - 1, bilinear from the (blurred) picture. */
   #remap(src: Uint16Array, top: number, bottom: number): void {
+    this.#remapPixels(src, top * this.width, bottom * this.width);
+  }
+
+  /** The map again for every output pixel with a sample in `rect` of the source (levels elsewhere are kept). */
+  #remapReached(src: Uint16Array, rect: Rect): void {
+    const { width, height } = this;
+    const rows = this.#rowSources,
+      columns = this.#columnSources;
+    // A sample reads source pixels (x, y) to (x + 1, y + 1): it starts within one pixel above or left of the rect.
+    let y0 = height,
+      y1 = -1,
+      x0 = width,
+      x1 = -1;
+    for (let y = 0; y < height; y++)
+      if (rows[2 * y]! <= rect.y1 && rows[2 * y + 1]! >= rect.y0 - 1) {
+        if (y < y0) y0 = y;
+        y1 = y;
+      }
+    for (let x = 0; x < width; x++)
+      if (columns[2 * x]! <= rect.x1 && columns[2 * x + 1]! >= rect.x0 - 1) {
+        if (x < x0) x0 = x;
+        x1 = x;
+      }
+    if (x0 > x1) return;
+    for (let y = y0; y <= y1; y++) this.#remapPixels(src, y * width + x0, y * width + x1 + 1);
+  }
+
+  /** The map for output pixels `start` to `end` - 1 (raster order). */
+  #remapPixels(src: Uint16Array, start: number, end: number): void {
     const { width } = this;
     const mapIndex = this.#mapIndex,
       mapWeights = this.#mapWeights;
     const levels = this.#levels;
     const rowStride = width * 3;
-    for (let i = top * width, end = bottom * width, o = i * 3; i < end; i++, o += 3) {
+    for (let i = start, o = i * 3; i < end; i++, o += 3) {
       const s = mapIndex[i]! * 3;
       const f = mapWeights[i]!;
       const fx = f & 255,
@@ -507,7 +582,8 @@ export class CameraModel {
   /**
    * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
    * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the largest
-   * radius, 0 when nothing needed blurring (then `out` is untouched).
+   * radius, 0 when nothing needed blurring (then `out` is not the picture), and the pixels written. With `changed`,
+   * `out` holds this blur of a picture that differs from `src` only there: the pixels within a box of it are redone.
    */
   #focusBlur(
     src: Uint16Array,
@@ -515,7 +591,8 @@ export class CameraModel {
     invDepth: Float32Array,
     k: number,
     invFocus: number,
-  ): number {
+    changed: Rect | undefined,
+  ): { radius: number; redone: Rect | undefined } {
     const { width, height } = this;
     // One pass: the nearest and farthest depths, and the bounding box of the pixels whose box would be at least
     // 0.05 px wide (the others stay sharp), the only part the summed-area table needs (plus the widest box's reach).
@@ -547,14 +624,34 @@ export class CameraModel {
       by1 = y;
     }
     const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
-    if (maxRadius < 0.25) return 0;
-    out.set(src);
-    if (bx1 < 0) return 0;
+    if (maxRadius < 0.25 || bx1 < 0) return { radius: 0, redone: undefined };
     const reach = MAX_BOX + 1;
-    const sx0 = Math.max(0, bx0 - reach),
-      sx1 = Math.min(width, bx1 + reach + 1);
-    const sy0 = Math.max(0, by0 - reach),
-      sy1 = Math.min(height, by1 + reach + 1);
+    // The pixels written: all, or those whose box may reach the changed ones.
+    let px0 = 0,
+      px1 = width - 1,
+      py0 = 0,
+      py1 = height - 1;
+    if (changed) {
+      if (changed.x0 > changed.x1 || changed.y0 > changed.y1) return { radius: maxRadius, redone: changed };
+      px0 = Math.max(0, changed.x0 - reach);
+      px1 = Math.min(width - 1, changed.x1 + reach);
+      py0 = Math.max(0, changed.y0 - reach);
+      py1 = Math.min(height - 1, changed.y1 + reach);
+      for (let y = py0; y <= py1; y++)
+        out.set(src.subarray((y * width + px0) * 3, (y * width + px1 + 1) * 3), (y * width + px0) * 3);
+    } else out.set(src);
+    // Blurred: the pixels written within the box of those that need it. The summed-area table spans their boxes:
+    // a box never reaches past its pixel by more than `reach`, so it is clamped by the picture's edges only.
+    const x0 = Math.max(bx0, px0),
+      x1 = Math.min(bx1, px1),
+      y0 = Math.max(by0, py0),
+      y1 = Math.min(by1, py1);
+    const redone = { x0: px0, y0: py0, x1: px1, y1: py1 };
+    if (x0 > x1 || y0 > y1) return { radius: maxRadius, redone };
+    const sx0 = Math.max(0, x0 - reach),
+      sx1 = Math.min(width, x1 + reach + 1);
+    const sy0 = Math.max(0, y0 - reach),
+      sy1 = Math.min(height, y1 + reach + 1);
     const sat = this.#sat;
     const W = width + 1;
     // Summed-area table of the region, per channel, in int32 arithmetic (| 0): its entries wrap modulo 2^32 and
@@ -580,8 +677,8 @@ export class CameraModel {
         sat[o + 2] = (sat[a + 2]! + b) | 0;
       }
     }
-    for (let y = by0; y <= by1; y++)
-      for (let x = bx0; x <= bx1; x++) {
+    for (let y = y0; y <= y1; y++)
+      for (let x = x0; x <= x1; x++) {
         const i = y * width + x;
         const z = invDepth[i]!;
         if (z > farLimit && z < nearLimit) continue;
@@ -592,14 +689,14 @@ export class CameraModel {
         const b0 = Math.floor(half);
         const t = half - b0;
         // The two boxes (half-widths b0 and b0 + 1) clamped to the region, their corners' offsets in the table.
-        const ix0 = Math.max(sx0, x - b0),
-          ix1 = Math.min(sx1, x + b0 + 1),
-          iy0 = Math.max(sy0, y - b0),
-          iy1 = Math.min(sy1, y + b0 + 1);
-        const ox0 = Math.max(sx0, x - b0 - 1),
-          ox1 = Math.min(sx1, x + b0 + 2),
-          oy0 = Math.max(sy0, y - b0 - 1),
-          oy1 = Math.min(sy1, y + b0 + 2);
+        const ix0 = Math.max(0, x - b0),
+          ix1 = Math.min(width, x + b0 + 1),
+          iy0 = Math.max(0, y - b0),
+          iy1 = Math.min(height, y + b0 + 1);
+        const ox0 = Math.max(0, x - b0 - 1),
+          ox1 = Math.min(width, x + b0 + 2),
+          oy0 = Math.max(0, y - b0 - 1),
+          oy1 = Math.min(height, y + b0 + 2);
         const ia = (iy1 * W + ix1) * 3,
           ib = (iy0 * W + ix1) * 3,
           ic = (iy1 * W + ix0) * 3,
@@ -620,7 +717,7 @@ export class CameraModel {
         out[o + 1] = ig + (og - ig) * t + 0.5;
         out[o + 2] = ib_ + (ob_ - ib_) * t + 0.5;
       }
-    return maxRadius;
+    return { radius: maxRadius, redone };
   }
 }
 

@@ -141,6 +141,11 @@ export class CameraModel {
         medianDepth: number;
       }
     | undefined;
+  /** The focus blur's scan per row: nearest and farthest 1/depth, first and last pixel to blur (-1: none). */
+  readonly #rowLo: Float64Array;
+  readonly #rowHi: Float64Array;
+  readonly #rowFirst: Int32Array;
+  readonly #rowLast: Int32Array;
   /** Per output row, the first and last source row its samples start on; per output column, the columns. */
   readonly #rowSources: Int32Array;
   readonly #columnSources: Int32Array;
@@ -192,6 +197,10 @@ export class CameraModel {
       this.#mapIndex[i] = y0 * width + x0;
       this.#mapWeights[i] = Math.round((sx - x0) * 255) | (Math.round((sy - y0) * 255) << 8);
     }
+    this.#rowLo = new Float64Array(height);
+    this.#rowHi = new Float64Array(height);
+    this.#rowFirst = new Int32Array(height);
+    this.#rowLast = new Int32Array(height);
     this.#rowSources = new Int32Array(2 * height).fill(-1);
     this.#columnSources = new Int32Array(2 * width).fill(-1);
     for (let y = 0, i = 0; y < height; y++)
@@ -599,15 +608,18 @@ export class CameraModel {
     const sharpBelow = Math.sqrt(((2 * 0.05 + 1) ** 2 - 1) / 3) / k;
     const nearLimit = invFocus + sharpBelow,
       farLimit = invFocus - sharpBelow;
-    let lo = Infinity,
-      hi = 0;
-    let bx0 = width,
-      bx1 = -1,
-      by0 = height,
-      by1 = -1;
-    for (let y = 0; y < height; y++) {
+    // Kept per row: with `changed`, the rows outside it are those of the picture the last call scanned.
+    const rowLo = this.#rowLo,
+      rowHi = this.#rowHi,
+      rowFirst = this.#rowFirst,
+      rowLast = this.#rowLast;
+    const scan0 = changed ? Math.max(0, changed.y0) : 0,
+      scan1 = changed ? Math.min(height - 1, changed.y1) : height - 1;
+    for (let y = scan0; y <= scan1; y++) {
       let first = -1,
-        last = -1;
+        last = -1,
+        lo = Infinity,
+        hi = 0;
       for (let x = 0, i = y * width; x < width; x++, i++) {
         const z = invDepth[i]!;
         if (z < lo) lo = z;
@@ -617,9 +629,24 @@ export class CameraModel {
           last = x;
         }
       }
+      rowLo[y] = lo;
+      rowHi[y] = hi;
+      rowFirst[y] = first;
+      rowLast[y] = last;
+    }
+    let lo = Infinity,
+      hi = 0;
+    let bx0 = width,
+      bx1 = -1,
+      by0 = height,
+      by1 = -1;
+    for (let y = 0; y < height; y++) {
+      if (rowLo[y]! < lo) lo = rowLo[y]!;
+      if (rowHi[y]! > hi) hi = rowHi[y]!;
+      const first = rowFirst[y]!;
       if (first < 0) continue;
       if (first < bx0) bx0 = first;
-      if (last > bx1) bx1 = last;
+      if (rowLast[y]! > bx1) bx1 = rowLast[y]!;
       if (y < by0) by0 = y;
       by1 = y;
     }

@@ -105,6 +105,8 @@ export class Rasterizer {
   #linearVersion = 0;
   /** Per mesh id: the pixels it could cover in the last physical picture (its bounding sphere's projection). */
   readonly #rects = new Map<number, Rect>();
+  /** The position version each geometry's bounding box was computed at (see #meshRect). */
+  readonly #boxVersions = new WeakMap<THREE.BufferGeometry, number>();
   /** The visible meshes by id, as the last signature found them. */
   readonly #meshById = new Map<number, THREE.Mesh>();
   /** The pixels the current pass may write. */
@@ -235,7 +237,13 @@ export class Rasterizer {
    */
   #meshRect(mesh: THREE.Mesh, camera: THREE.Camera, focal: number): Rect | undefined {
     const geometry = mesh.geometry as THREE.BufferGeometry;
-    if (!geometry.boundingBox) geometry.computeBoundingBox();
+    // three.js keeps a box once computed: positions changed in place (their version bumped) need a new one.
+    const positions = geometry.getAttribute('position') as THREE.BufferAttribute | undefined;
+    const version = positions?.version ?? -1;
+    if (!geometry.boundingBox || this.#boxVersions.get(geometry) !== version) {
+      geometry.computeBoundingBox();
+      this.#boxVersions.set(geometry, version);
+    }
     const box = geometry.boundingBox;
     if (!box || box.isEmpty()) return undefined;
     const e = this.#modelView.multiplyMatrices(camera.matrixWorldInverse, mesh.matrixWorld).elements;

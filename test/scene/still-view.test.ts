@@ -136,6 +136,24 @@ describe('a still view of the realistic camera', function () {
       );
     }
     expect(parts, 'moves drawn in part').to.be.at.least(steps.length - 1);
+
+    // The card's face grown in place (its positions' version bumped): its new extent is drawn too.
+    const face = view.camera.scene.scene.getObjectByName('card:tetris')!.children[0] as ThreeModule.Mesh;
+    const position = face.geometry.getAttribute('position') as ThreeModule.BufferAttribute;
+    const original = new Float32Array(position.array as Float32Array);
+    for (let i = 0; i < position.count; i++)
+      position.setXY(i, position.getX(i) * 1.5, position.getY(i) * 1.5);
+    position.needsUpdate = true;
+    const grown = draw();
+    expect(grown.changed, 'drawn in part').to.not.equal(undefined);
+    const full = fresh().renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500);
+    expect(same(grown.rgb, full.rgb), 'grown card').to.equal(true);
+    (position.array as Float32Array).set(original);
+    position.needsUpdate = true;
+    face.geometry.computeBoundingSphere();
+    expect(
+      same(draw().rgb, fresh().renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500).rgb),
+    ).to.equal(true);
     view.hold('tetris', { distance: 0.25, yaw: 0.3 });
   });
 });

@@ -279,19 +279,21 @@ export class CameraModel {
       // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
       let src = image.rgb;
       const aperture = s.focalLengthMm / 1000 / s.fNumber;
+      // The blur in part needs the last picture's blur in #work.
+      const blurChanged = changed && lens!.src === this.#work ? changed : undefined;
       const blur = this.#focusBlur(
         src,
         this.#work,
         image.invDepth,
         (aperture * image.focal) / 2,
         1 / s.focusDistance,
-        changed && lens!.src === this.#work ? changed : undefined,
+        blurChanged,
       );
-      // What changed in the picture the map reads (undefined: all of it).
+      // What changed in the picture the map reads (undefined: all of it, mapped band by band below).
       let reached: Rect | undefined;
       if (blur.radius > 0) {
         src = this.#work;
-        reached = blur.redone;
+        if (blurChanged) reached = blur.redone;
       } else if (changed && lens!.src === image.rgb) reached = changed;
       const out = src === this.#work ? this.#work2 : this.#work;
       const motion = motionBlur(src, out, width, height, mx, my);

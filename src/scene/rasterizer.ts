@@ -103,7 +103,7 @@ export class Rasterizer {
   /** Per visible object, in traversal order: its id, whether a mesh, and its numbers' range in the signature. */
   #segments: number[] = [];
   #linearVersion = 0;
-  /** Per mesh id: the pixels it could cover in the last physical picture (its bounding sphere's projection). */
+  /** Per mesh id: the pixels it could cover in the last physical picture (see #meshRect). */
   readonly #rects = new Map<number, Rect>();
   /** The position version each geometry's bounding box was computed at (see #meshRect). */
   readonly #boxVersions = new WeakMap<THREE.BufferGeometry, number>();

@@ -654,7 +654,8 @@ export class CameraModel {
     }
     const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
     if (maxRadius < 0.25 || bx1 < 0) return { radius: 0, redone: undefined };
-    const reach = MAX_BOX + 1;
+    // How far any box reaches past its pixel: the widest one's half-width (as the loop below rounds it), plus one.
+    const reach = Math.floor(Math.min(MAX_BOX, (Math.sqrt(1 + 3 * maxRadius * maxRadius) - 1) / 2)) + 1;
     // The pixels written: all, or those whose box may reach the changed ones.
     let px0 = 0,
       px1 = width - 1,

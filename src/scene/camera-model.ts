@@ -10,8 +10,15 @@
 import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
-import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
-import { JpegPass } from './jpeg-pass.ts';
+import {
+  LINEAR_MAX,
+  LINEAR_WHITE,
+  type LinearImage,
+  type Rect,
+  kelvinLinear,
+  linearToSrgb,
+} from './colour.ts';
+import { CB_B, CB_G, CB_R, CR_B, CR_G, CR_R, JpegPass, Y_B, Y_G, Y_R } from './jpeg-pass.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
 export class RealismError extends Error {
@@ -129,9 +136,19 @@ export class CameraModel {
         src: Uint16Array;
         mapped: number;
         focusBlur: number;
+        /** Whether the motion blur applied. */
+        motion: boolean;
         medianDepth: number;
       }
     | undefined;
+  /** The focus blur's scan per row: nearest and farthest 1/depth, first and last pixel to blur (-1: none). */
+  readonly #rowLo: Float64Array;
+  readonly #rowHi: Float64Array;
+  readonly #rowFirst: Int32Array;
+  readonly #rowLast: Int32Array;
+  /** Per output row, the first and last source row its samples start on; per output column, the columns. */
+  readonly #rowSources: Int32Array;
+  readonly #columnSources: Int32Array;
   /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
   readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   #tableKey = '';
@@ -180,6 +197,23 @@ export class CameraModel {
       this.#mapIndex[i] = y0 * width + x0;
       this.#mapWeights[i] = Math.round((sx - x0) * 255) | (Math.round((sy - y0) * 255) << 8);
     }
+    this.#rowLo = new Float64Array(height);
+    this.#rowHi = new Float64Array(height);
+    this.#rowFirst = new Int32Array(height);
+    this.#rowLast = new Int32Array(height);
+    this.#rowSources = new Int32Array(2 * height).fill(-1);
+    this.#columnSources = new Int32Array(2 * width).fill(-1);
+    for (let y = 0, i = 0; y < height; y++)
+      for (let x = 0; x < width; x++, i++) {
+        const sy = Math.floor(this.#mapIndex[i]! / width),
+          sx = this.#mapIndex[i]! - sy * width;
+        const r = this.#rowSources,
+          c = this.#columnSources;
+        if (r[2 * y]! < 0 || sy < r[2 * y]!) r[2 * y] = sy;
+        if (sy > r[2 * y + 1]!) r[2 * y + 1] = sy;
+        if (c[2 * x]! < 0 || sx < c[2 * x]!) c[2 * x] = sx;
+        if (sx > c[2 * x + 1]!) c[2 * x + 1] = sx;
+      }
     // Gaussian noise table (Box-Muller from the seeded PRNG).
     const rand = mulberry32(settings.seed);
     this.#noise = new Float32Array(NOISE_SIZE);
@@ -230,29 +264,52 @@ export class CameraModel {
       lens.mx === mx &&
       lens.my === my;
     if (!still) {
+      // Only a rectangle changed since the picture the lens holds (no motion blur then or now): the blurs and the
+      // map are redone where it reaches, the same values as in full.
+      const changed =
+        lens !== undefined &&
+        image.changed !== undefined &&
+        lens.source === image.rgb &&
+        lens.version === image.changed.since &&
+        lens.mx === mx &&
+        lens.my === my &&
+        !lens.motion
+          ? image.changed.rect
+          : undefined;
       // Lens: focus blur (depth of each pixel), then motion blur over the exposure.
       let src = image.rgb;
       const aperture = s.focalLengthMm / 1000 / s.fNumber;
-      const focusBlur = this.#focusBlur(
+      // The blur in part needs the last picture's blur in #work.
+      const blurChanged = changed && lens!.src === this.#work ? changed : undefined;
+      const blur = this.#focusBlur(
         src,
         this.#work,
         image.invDepth,
         (aperture * image.focal) / 2,
         1 / s.focusDistance,
+        blurChanged,
       );
-      if (focusBlur > 0) src = this.#work;
+      // What changed in the picture the map reads (undefined: all of it, mapped band by band below).
+      let reached: Rect | undefined;
+      if (blur.radius > 0) {
+        src = this.#work;
+        if (blurChanged) reached = blur.redone;
+      } else if (changed && lens!.src === image.rgb) reached = changed;
       const out = src === this.#work ? this.#work2 : this.#work;
-      if (motionBlur(src, out, width, height, mx, my)) src = out;
+      const motion = motionBlur(src, out, width, height, mx, my);
+      if (motion) src = out;
       lens = this.#lens = {
         source: image.rgb,
         version: image.version,
         mx,
         my,
         src,
-        mapped: 0,
-        focusBlur,
+        mapped: reached && !motion ? height : 0,
+        focusBlur: blur.radius,
+        motion,
         medianDepth: this.#medianDepth(image.invDepth),
       };
+      if (reached && !motion) this.#remapReached(src, reached);
     }
     // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
@@ -260,14 +317,21 @@ export class CameraModel {
     const rowRand = mulberry32((s.seed * 7919 + frameIndex * 104729) >>> 0);
     const jpeg = this.#jpeg;
     const band = jpeg ? jpeg.mcu : height;
+    // 4:2:0 in whole MCUs: the exposure's bytes go straight into JPEG's colour planes, as the pass would compute them.
+    const direct = jpeg !== undefined && jpeg.subsample && width % 16 === 0 && height % 16 === 0;
     for (let top = 0; top < height; top += band) {
       const bottom = Math.min(height, top + band);
       if (lens!.mapped < bottom) {
         this.#remap(lens!.src, top, bottom);
         lens!.mapped = bottom;
       }
-      this.#develop(rgb, rowRand, top, bottom);
-      jpeg?.band(rgb, width, height, top);
+      if (jpeg && direct) {
+        this.#develop420(jpeg, rowRand, top);
+        jpeg.transformBand(rgb, width, height, top);
+      } else {
+        this.#develop(rgb, rowRand, top, bottom);
+        jpeg?.band(rgb, width, height, top);
+      }
     }
     this.#last = {
       exposure,
@@ -381,12 +445,41 @@ export class CameraModel {
 
   /** The distortion map: the light of output rows `top` to `bottom` - 1, bilinear from the (blurred) picture. */
   #remap(src: Uint16Array, top: number, bottom: number): void {
+    this.#remapPixels(src, top * this.width, bottom * this.width);
+  }
+
+  /** The map again for every output pixel with a sample in `rect` of the source (levels elsewhere are kept). */
+  #remapReached(src: Uint16Array, rect: Rect): void {
+    const { width, height } = this;
+    const rows = this.#rowSources,
+      columns = this.#columnSources;
+    // A sample reads source pixels (x, y) to (x + 1, y + 1): it starts within one pixel above or left of the rect.
+    let y0 = height,
+      y1 = -1,
+      x0 = width,
+      x1 = -1;
+    for (let y = 0; y < height; y++)
+      if (rows[2 * y]! <= rect.y1 && rows[2 * y + 1]! >= rect.y0 - 1) {
+        if (y < y0) y0 = y;
+        y1 = y;
+      }
+    for (let x = 0; x < width; x++)
+      if (columns[2 * x]! <= rect.x1 && columns[2 * x + 1]! >= rect.x0 - 1) {
+        if (x < x0) x0 = x;
+        x1 = x;
+      }
+    if (x0 > x1) return;
+    for (let y = y0; y <= y1; y++) this.#remapPixels(src, y * width + x0, y * width + x1 + 1);
+  }
+
+  /** The map for output pixels `start` to `end` - 1 (raster order). */
+  #remapPixels(src: Uint16Array, start: number, end: number): void {
     const { width } = this;
     const mapIndex = this.#mapIndex,
       mapWeights = this.#mapWeights;
     const levels = this.#levels;
     const rowStride = width * 3;
-    for (let i = top * width, end = bottom * width, o = i * 3; i < end; i++, o += 3) {
+    for (let i = start, o = i * 3; i < end; i++, o += 3) {
       const s = mapIndex[i]! * 3;
       const f = mapWeights[i]!;
       const fx = f & 255,
@@ -436,9 +529,72 @@ export class CameraModel {
   }
 
   /**
+   * #develop then the JPEG pass's colour split for the band at `top` (4:2:0, whole MCUs), without the bytes in
+   * between: the same noise draws, the same bytes, the same YCbCr values (bit for bit) in the pass's planes.
+   */
+  #develop420(jpeg: JpegPass, rowRand: () => number, top: number): void {
+    const { width } = this;
+    const levels = this.#levels;
+    const tone = this.#tone,
+      noise = this.#noise;
+    const G = 2 * (LINEAR_MAX + 1),
+      B = 4 * (LINEAR_MAX + 1);
+    const mask = NOISE_SIZE - 1;
+    const { y: Y, cb: Cb, cr: Cr, stride: W } = jpeg.planes(width);
+    const CW = W / 2;
+    const rowStride = width * 3;
+    for (let cy = 0; cy < 8; cy++) {
+      // One noise offset per row, drawn in row order as #develop draws them.
+      let k0 = (rowRand() * NOISE_SIZE) | 0;
+      let k1 = (rowRand() * NOISE_SIZE) | 0;
+      for (
+        let cx = 0, o = (top + 2 * cy) * rowStride, p = 2 * cy * W, c = cy * CW;
+        cx < CW;
+        cx++, o += 6, p += 2, c++
+      ) {
+        const q = o + rowStride;
+        let t = 2 * levels[o]!;
+        const ra = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = G + 2 * levels[o + 1]!;
+        const ga = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = B + 2 * levels[o + 2]!;
+        const ba = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = 2 * levels[o + 3]!;
+        const rb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = G + 2 * levels[o + 4]!;
+        const gb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = B + 2 * levels[o + 5]!;
+        const bb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
+        t = 2 * levels[q]!;
+        const rc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = G + 2 * levels[q + 1]!;
+        const gc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = B + 2 * levels[q + 2]!;
+        const bc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = 2 * levels[q + 3]!;
+        const rd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = G + 2 * levels[q + 4]!;
+        const gd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        t = B + 2 * levels[q + 5]!;
+        const bd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        Y[p] = Y_R * ra + Y_G * ga + Y_B * ba - 128;
+        Y[p + 1] = Y_R * rb + Y_G * gb + Y_B * bb - 128;
+        Y[p + W] = Y_R * rc + Y_G * gc + Y_B * bc - 128;
+        Y[p + W + 1] = Y_R * rd + Y_G * gd + Y_B * bd - 128;
+        const r = ra + rb + rc + rd,
+          g = ga + gb + gc + gd,
+          b = ba + bb + bc + bd;
+        Cb[c] = (CB_R * r + CB_G * g + CB_B * b) * 0.25;
+        Cr[c] = (CR_R * r + CR_G * g + CR_B * b) * 0.25;
+      }
+    }
+  }
+
+  /**
    * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
    * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the largest
-   * radius, 0 when nothing needed blurring (then `out` is untouched).
+   * radius, 0 when nothing needed blurring (then `out` is not the picture), and the pixels written. With `changed`,
+   * `out` holds this blur of a picture that differs from `src` only there: the pixels within a box of it are redone.
    */
   #focusBlur(
     src: Uint16Array,
@@ -446,22 +602,26 @@ export class CameraModel {
     invDepth: Float32Array,
     k: number,
     invFocus: number,
-  ): number {
+    changed: Rect | undefined,
+  ): { radius: number; redone: Rect | undefined } {
     const { width, height } = this;
     // One pass: the nearest and farthest depths, and the bounding box of the pixels whose box would be at least
     // 0.05 px wide (the others stay sharp), the only part the summed-area table needs (plus the widest box's reach).
     const sharpBelow = Math.sqrt(((2 * 0.05 + 1) ** 2 - 1) / 3) / k;
     const nearLimit = invFocus + sharpBelow,
       farLimit = invFocus - sharpBelow;
-    let lo = Infinity,
-      hi = 0;
-    let bx0 = width,
-      bx1 = -1,
-      by0 = height,
-      by1 = -1;
-    for (let y = 0; y < height; y++) {
+    // Kept per row: with `changed`, the rows outside it are those of the picture the last call scanned.
+    const rowLo = this.#rowLo,
+      rowHi = this.#rowHi,
+      rowFirst = this.#rowFirst,
+      rowLast = this.#rowLast;
+    const scan0 = changed ? Math.max(0, changed.y0) : 0,
+      scan1 = changed ? Math.min(height - 1, changed.y1) : height - 1;
+    for (let y = scan0; y <= scan1; y++) {
       let first = -1,
-        last = -1;
+        last = -1,
+        lo = Infinity,
+        hi = 0;
       for (let x = 0, i = y * width; x < width; x++, i++) {
         const z = invDepth[i]!;
         if (z < lo) lo = z;
@@ -471,21 +631,57 @@ export class CameraModel {
           last = x;
         }
       }
+      rowLo[y] = lo;
+      rowHi[y] = hi;
+      rowFirst[y] = first;
+      rowLast[y] = last;
+    }
+    let lo = Infinity,
+      hi = 0;
+    let bx0 = width,
+      bx1 = -1,
+      by0 = height,
+      by1 = -1;
+    for (let y = 0; y < height; y++) {
+      if (rowLo[y]! < lo) lo = rowLo[y]!;
+      if (rowHi[y]! > hi) hi = rowHi[y]!;
+      const first = rowFirst[y]!;
       if (first < 0) continue;
       if (first < bx0) bx0 = first;
-      if (last > bx1) bx1 = last;
+      if (rowLast[y]! > bx1) bx1 = rowLast[y]!;
       if (y < by0) by0 = y;
       by1 = y;
     }
     const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
-    if (maxRadius < 0.25) return 0;
-    out.set(src);
-    if (bx1 < 0) return 0;
-    const reach = MAX_BOX + 1;
-    const sx0 = Math.max(0, bx0 - reach),
-      sx1 = Math.min(width, bx1 + reach + 1);
-    const sy0 = Math.max(0, by0 - reach),
-      sy1 = Math.min(height, by1 + reach + 1);
+    if (maxRadius < 0.25 || bx1 < 0) return { radius: 0, redone: undefined };
+    // How far any box reaches past its pixel: the widest one's half-width (as the loop below rounds it), plus one.
+    const reach = Math.floor(Math.min(MAX_BOX, (Math.sqrt(1 + 3 * maxRadius * maxRadius) - 1) / 2)) + 1;
+    // The pixels written: all, or those whose box may reach the changed ones.
+    let px0 = 0,
+      px1 = width - 1,
+      py0 = 0,
+      py1 = height - 1;
+    if (changed) {
+      if (changed.x0 > changed.x1 || changed.y0 > changed.y1) return { radius: maxRadius, redone: changed };
+      px0 = Math.max(0, changed.x0 - reach);
+      px1 = Math.min(width - 1, changed.x1 + reach);
+      py0 = Math.max(0, changed.y0 - reach);
+      py1 = Math.min(height - 1, changed.y1 + reach);
+      for (let y = py0; y <= py1; y++)
+        out.set(src.subarray((y * width + px0) * 3, (y * width + px1 + 1) * 3), (y * width + px0) * 3);
+    } else out.set(src);
+    // Blurred: the pixels written within the box of those that need it. The summed-area table spans their boxes:
+    // a box never reaches past its pixel by more than `reach`, so it is clamped by the picture's edges only.
+    const x0 = Math.max(bx0, px0),
+      x1 = Math.min(bx1, px1),
+      y0 = Math.max(by0, py0),
+      y1 = Math.min(by1, py1);
+    const redone = { x0: px0, y0: py0, x1: px1, y1: py1 };
+    if (x0 > x1 || y0 > y1) return { radius: maxRadius, redone };
+    const sx0 = Math.max(0, x0 - reach),
+      sx1 = Math.min(width, x1 + reach + 1);
+    const sy0 = Math.max(0, y0 - reach),
+      sy1 = Math.min(height, y1 + reach + 1);
     const sat = this.#sat;
     const W = width + 1;
     // Summed-area table of the region, per channel, in int32 arithmetic (| 0): its entries wrap modulo 2^32 and
@@ -511,8 +707,8 @@ export class CameraModel {
         sat[o + 2] = (sat[a + 2]! + b) | 0;
       }
     }
-    for (let y = by0; y <= by1; y++)
-      for (let x = bx0; x <= bx1; x++) {
+    for (let y = y0; y <= y1; y++)
+      for (let x = x0; x <= x1; x++) {
         const i = y * width + x;
         const z = invDepth[i]!;
         if (z > farLimit && z < nearLimit) continue;
@@ -523,14 +719,14 @@ export class CameraModel {
         const b0 = Math.floor(half);
         const t = half - b0;
         // The two boxes (half-widths b0 and b0 + 1) clamped to the region, their corners' offsets in the table.
-        const ix0 = Math.max(sx0, x - b0),
-          ix1 = Math.min(sx1, x + b0 + 1),
-          iy0 = Math.max(sy0, y - b0),
-          iy1 = Math.min(sy1, y + b0 + 1);
-        const ox0 = Math.max(sx0, x - b0 - 1),
-          ox1 = Math.min(sx1, x + b0 + 2),
-          oy0 = Math.max(sy0, y - b0 - 1),
-          oy1 = Math.min(sy1, y + b0 + 2);
+        const ix0 = Math.max(0, x - b0),
+          ix1 = Math.min(width, x + b0 + 1),
+          iy0 = Math.max(0, y - b0),
+          iy1 = Math.min(height, y + b0 + 1);
+        const ox0 = Math.max(0, x - b0 - 1),
+          ox1 = Math.min(width, x + b0 + 2),
+          oy0 = Math.max(0, y - b0 - 1),
+          oy1 = Math.min(height, y + b0 + 2);
         const ia = (iy1 * W + ix1) * 3,
           ib = (iy0 * W + ix1) * 3,
           ic = (iy1 * W + ix0) * 3,
@@ -551,8 +747,13 @@ export class CameraModel {
         out[o + 1] = ig + (og - ig) * t + 0.5;
         out[o + 2] = ib_ + (ob_ - ib_) * t + 0.5;
       }
-    return maxRadius;
+    return { radius: maxRadius, redone };
   }
+}
+
+/** A developed level as the byte a Uint8Array would store: clamped, then truncated (the tables add the 0.5). */
+function toByte(v: number): number {
+  return v < 0 ? 0 : v > 255 ? 255 : v | 0;
 }
 
 /**

@@ -18,6 +18,16 @@ export interface LinearImage {
   readonly focal: number;
   /** Same version from the same rasteriser, same pixels (a still scene is not drawn again); none: unknown. */
   readonly version?: number;
+  /** Only this rectangle (pixels, inclusive) differs from version `since` of the same buffers; none: anything may. */
+  readonly changed?: { readonly since: number; readonly rect: Rect };
+}
+
+/** A rectangle of pixels, bounds inclusive (empty when x0 > x1 or y0 > y1). */
+export interface Rect {
+  readonly x0: number;
+  readonly y0: number;
+  readonly x1: number;
+  readonly y1: number;
 }
 
 /** sRGB-encoded 0..1 to linear 0..1 (IEC 61966-2-1). */

@@ -176,13 +176,14 @@ function roundTripColumns(b: Float64Array, o: number, s: number, f: Factors): bo
   return rows;
 }
 
-const Y_R = 0.299,
+/** JFIF's RGB -> YCbCr weights (a caller filling `planes` itself uses the same). */
+export const Y_R = 0.299,
   Y_G = 0.587,
   Y_B = 0.114;
-const CB_R = -0.168736,
+export const CB_R = -0.168736,
   CB_G = -0.331264,
   CB_B = 0.5;
-const CR_R = 0.5,
+export const CR_R = 0.5,
   CR_G = -0.418688,
   CR_B = -0.081312;
 
@@ -190,7 +191,6 @@ const CR_R = 0.5,
 export class JpegPass {
   /** Height of an MCU row (a band), pixels. */
   readonly mcu: number;
-  readonly #subsample: boolean;
   readonly #luma: Factors;
   readonly #chroma: Factors;
   /** One band's planes, centred on 0, in raster order: luma `mcu` rows, chroma 8 rows, padded to whole blocks. */
@@ -198,9 +198,12 @@ export class JpegPass {
   #cb = new Float64Array(0);
   #cr = new Float64Array(0);
 
+  /** Chroma halved both ways (4:2:0). */
+  readonly subsample: boolean;
+
   /** `subsample` halves the chroma both ways (4:2:0); without it every pixel keeps its own colour (4:4:4). */
   constructor(quality: number, subsample = true) {
-    this.#subsample = subsample;
+    this.subsample = subsample;
     this.mcu = subsample ? 16 : 8;
     this.#luma = factors(quantTable(LUMA_TABLE, quality));
     this.#chroma = factors(quantTable(CHROMA_TABLE, quality));
@@ -216,26 +219,44 @@ export class JpegPass {
    * 2x2 when subsampled, edges repeated into the padding), every block's round trip, back to RGB.
    */
   band(rgb: Uint8Array, width: number, height: number, top: number): void {
+    const W = Math.ceil(width / this.mcu) * this.mcu;
+    this.planes(width);
+    if (this.subsample) this.#split420(rgb, width, height, top, W);
+    else this.#split444(rgb, width, height, top);
+    this.transformBand(rgb, width, height, top);
+  }
+
+  /**
+   * One band's planes for a picture `width` wide (`stride` values a row: luma `mcu` rows, chroma 8), centred on 0,
+   * for a caller that computes the colour conversion itself (as `band` does) before `transformBand`.
+   */
+  planes(width: number): { y: Float64Array; cb: Float64Array; cr: Float64Array; stride: number } {
     const mcu = this.mcu;
     const W = Math.ceil(width / mcu) * mcu;
-    const CW = this.#subsample ? W / 2 : W;
+    const CW = this.subsample ? W / 2 : W;
     if (this.#y.length !== W * mcu) {
       this.#y = new Float64Array(W * mcu);
       this.#cb = new Float64Array(CW * 8);
       this.#cr = new Float64Array(CW * 8);
     }
+    return { y: this.#y, cb: this.#cb, cr: this.#cr, stride: W };
+  }
+
+  /** Every block's round trip of the band's planes (filled as `band` does), then back to RGB into `rgb`. */
+  transformBand(rgb: Uint8Array, width: number, height: number, top: number): void {
+    const mcu = this.mcu;
+    const W = Math.ceil(width / mcu) * mcu;
+    const CW = this.subsample ? W / 2 : W;
     const Y = this.#y,
       Cb = this.#cb,
       Cr = this.#cr;
-    if (this.#subsample) this.#split420(rgb, width, height, top, W);
-    else this.#split444(rgb, width, height, top);
     for (let by = 0; by < mcu; by += 8)
       for (let bx = 0; bx < W; bx += 8) roundTripBlock(Y, by * W + bx, W, this.#luma);
     for (let bx = 0; bx < CW; bx += 8) {
       roundTripBlock(Cb, bx, CW, this.#chroma);
       roundTripBlock(Cr, bx, CW, this.#chroma);
     }
-    if (this.#subsample) this.#merge420(rgb, width, height, top, W);
+    if (this.subsample) this.#merge420(rgb, width, height, top, W);
     else this.#merge444(rgb, width, height, top);
   }
 

@@ -13,7 +13,7 @@
  */
 import * as THREE from 'three';
 import type { Frame } from '../core/backend.ts';
-import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, srgbToLinear } from './colour.ts';
+import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, type Rect, srgbToLinear } from './colour.ts';
 
 export interface ImageEffects {
   /** Multiplies the light (1 = as lit). */
@@ -30,6 +30,9 @@ export interface ImageEffects {
 const LAMP_REFERENCE = 1.5;
 /** A lamp is a panel, not a point: its light stays finite next to it (squared size, m^2). */
 const LAMP_SIZE2 = 0.3 * 0.3;
+
+/** The signature's first numbers: focal length, near plane, the camera's world matrix. */
+const SIGNATURE_HEAD = 18;
 
 const AMBIENT = 0.55;
 const HEADLIGHT = 0.4;
@@ -97,7 +100,17 @@ export class Rasterizer {
   #lights: Lights | undefined;
   /** What the last physical picture was drawn from (see #sign), and its version. */
   #signature: number[] = [];
+  /** Per visible object, in traversal order: its id, whether a mesh, and its numbers' range in the signature. */
+  #segments: number[] = [];
   #linearVersion = 0;
+  /** Per mesh id: the pixels it could cover in the last physical picture (see #meshRect). */
+  readonly #rects = new Map<number, Rect>();
+  /** The position version each geometry's bounding box was computed at (see #meshRect). */
+  readonly #boxVersions = new WeakMap<THREE.BufferGeometry, number>();
+  /** The visible meshes by id, as the last signature found them. */
+  readonly #meshById = new Map<number, THREE.Mesh>();
+  /** The pixels the current pass may write. */
+  #scissor: Rect;
 
   constructor(width: number, height: number) {
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
@@ -106,6 +119,7 @@ export class Rasterizer {
     this.height = height;
     this.#colour = new Uint16Array(width * height * 3);
     this.#invDepth = new Float32Array(width * height);
+    this.#scissor = { x0: 0, y0: 0, x1: width - 1, y1: height - 1 };
   }
 
   /** Draws `scene` as `camera` sees it (three.js convention: looks along -z), clean. Returns a new frame. */
@@ -132,16 +146,33 @@ export class Rasterizer {
     const f = focal ?? this.height / 2 / Math.tan((camera.fov * Math.PI) / 360);
     camera.updateMatrixWorld();
     camera.matrixWorldInverse.copy(camera.matrixWorld).invert();
-    // A still scene (nothing the picture depends on changed since the last call) keeps its picture.
-    const signature = this.#sign(scene, camera, f);
+    // A still scene (nothing the picture depends on changed since the last call) keeps its picture; when only some
+    // meshes moved or changed, the rectangle they covered and now cover is drawn again, the same pixels as in full.
+    const segments: number[] = [];
+    const signature = this.#sign(scene, camera, f, segments);
+    let changed: LinearImage['changed'];
     if (!sameNumbers(signature, this.#signature)) {
+      const rect = this.#changedRect(signature, segments, camera, f);
+      const since = this.#linearVersion;
       this.#signature = signature;
+      this.#segments = segments;
       this.#linearVersion++;
       this.#max = LINEAR_MAX;
-      this.#colour.fill(0);
-      this.#invDepth.fill(0);
-      this.#lights = this.#collectLights(scene, camera);
-      this.#draw(scene, camera, f, 1);
+      if (rect) {
+        this.#clearRect(rect);
+        this.#scissor = rect;
+        changed = { since, rect };
+      } else {
+        this.#colour.fill(0);
+        this.#invDepth.fill(0);
+        this.#lights = this.#collectLights(scene, camera);
+        this.#rects.clear();
+      }
+      try {
+        this.#draw(scene, camera, f, 1);
+      } finally {
+        this.#scissor = { x0: 0, y0: 0, x1: this.width - 1, y1: this.height - 1 };
+      }
     }
     return {
       width: this.width,
@@ -150,7 +181,107 @@ export class Rasterizer {
       invDepth: this.#invDepth,
       focal: f,
       version: this.#linearVersion,
+      ...(changed ? { changed } : {}),
     };
+  }
+
+  /**
+   * The pixels to draw again when only meshes changed since the last physical picture (same camera, focal length,
+   * objects and lights): the union of where each changed mesh could be then and now. Undefined: draw it all.
+   */
+  #changedRect(
+    signature: readonly number[],
+    segments: readonly number[],
+    camera: THREE.Camera,
+    focal: number,
+  ): Rect | undefined {
+    const old = this.#signature,
+      oldSegments = this.#segments;
+    if (old.length !== signature.length || !sameNumbers(segments, oldSegments) || !this.#lights)
+      return undefined;
+    // The camera, the focal length and the near plane lead the signature (see #sign).
+    if (!sameNumbers(signature.slice(0, SIGNATURE_HEAD), old.slice(0, SIGNATURE_HEAD))) return undefined;
+    let x0 = Infinity,
+      y0 = Infinity,
+      x1 = -Infinity,
+      y1 = -Infinity;
+    const moved = new Map<number, Rect>();
+    for (let s = 0; s < segments.length; s += 4) {
+      const start = segments[s + 2]!,
+        end = segments[s + 3]!;
+      if (sameNumbers(signature.slice(start, end), old.slice(start, end))) continue;
+      if (segments[s + 1] !== 1) return undefined;
+      const id = segments[s]!;
+      const before = this.#rects.get(id);
+      const mesh = this.#meshById.get(id);
+      const now = mesh && this.#meshRect(mesh, camera, focal);
+      if (!before || !now) return undefined;
+      moved.set(id, now);
+      for (const r of [before, now])
+        if (r.x0 <= r.x1 && r.y0 <= r.y1) {
+          x0 = Math.min(x0, r.x0);
+          y0 = Math.min(y0, r.y0);
+          x1 = Math.max(x1, r.x1);
+          y1 = Math.max(y1, r.y1);
+        }
+    }
+    // Past half the picture, the whole one costs about as much.
+    if (x0 <= x1 && (x1 - x0 + 1) * (y1 - y0 + 1) * 2 > this.width * this.height) return undefined;
+    for (const [id, rect] of moved) this.#rects.set(id, rect);
+    return x0 > x1 ? { x0: 0, y0: 0, x1: -1, y1: -1 } : { x0, y0, x1, y1 };
+  }
+
+  /**
+   * The pixels the mesh could cover: its bounding box's corners projected (the hull of the projections holds every
+   * triangle's), widened by a pixel, clipped to the picture. Undefined when a corner is not beyond the near plane.
+   */
+  #meshRect(mesh: THREE.Mesh, camera: THREE.Camera, focal: number): Rect | undefined {
+    const geometry = mesh.geometry as THREE.BufferGeometry;
+    // three.js keeps a box once computed: positions changed in place (their version bumped) need a new one.
+    const positions = geometry.getAttribute('position') as THREE.BufferAttribute | undefined;
+    const version = positions?.version ?? -1;
+    if (!geometry.boundingBox || this.#boxVersions.get(geometry) !== version) {
+      geometry.computeBoundingBox();
+      this.#boxVersions.set(geometry, version);
+    }
+    const box = geometry.boundingBox;
+    if (!box || box.isEmpty()) return undefined;
+    const e = this.#modelView.multiplyMatrices(camera.matrixWorldInverse, mesh.matrixWorld).elements;
+    const near = (camera as THREE.PerspectiveCamera).near;
+    const cx = this.width / 2,
+      cy = this.height / 2;
+    let left = Infinity,
+      right = -Infinity,
+      top = Infinity,
+      bottom = -Infinity;
+    for (let k = 0; k < 8; k++) {
+      const x = k & 1 ? box.max.x : box.min.x,
+        y = k & 2 ? box.max.y : box.min.y,
+        z = k & 4 ? box.max.z : box.min.z;
+      const d = -(e[2]! * x + e[6]! * y + e[10]! * z + e[14]!);
+      if (!(d > near)) return undefined;
+      const px = cx + (focal * (e[0]! * x + e[4]! * y + e[8]! * z + e[12]!)) / d;
+      const py = cy - (focal * (e[1]! * x + e[5]! * y + e[9]! * z + e[13]!)) / d;
+      left = Math.min(left, px);
+      right = Math.max(right, px);
+      top = Math.min(top, py);
+      bottom = Math.max(bottom, py);
+    }
+    if (!Number.isFinite(left + right + top + bottom)) return undefined;
+    return {
+      x0: Math.max(0, Math.floor(left) - 1),
+      x1: Math.min(this.width - 1, Math.ceil(right) + 1),
+      y0: Math.max(0, Math.floor(top) - 1),
+      y1: Math.min(this.height - 1, Math.ceil(bottom) + 1),
+    };
+  }
+
+  #clearRect(rect: Rect): void {
+    const { width } = this;
+    for (let y = rect.y0; y <= rect.y1; y++) {
+      this.#colour.fill(0, (y * width + rect.x0) * 3, (y * width + rect.x1 + 1) * 3);
+      this.#invDepth.fill(0, y * width + rect.x0, y * width + rect.x1 + 1);
+    }
   }
 
   /**
@@ -158,10 +289,14 @@ export class Rasterizer {
    * and light's identity, pose, geometry and material versions and colour. Texture and geometry data changed in
    * place must bump their version (three.js's needsUpdate), as the texel cache already assumes.
    */
-  #sign(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal: number): number[] {
+  #sign(scene: THREE.Object3D, camera: THREE.PerspectiveCamera, focal: number, segments: number[]): number[] {
     const out: number[] = [focal, camera.near, ...camera.matrixWorld.elements];
+    const meshes = this.#meshById;
+    meshes.clear();
     scene.traverseVisible((object) => {
+      const start = out.length;
       if (object instanceof THREE.Mesh) {
+        meshes.set(object.id, object);
         const geometry = object.geometry as THREE.BufferGeometry;
         const material = (Array.isArray(object.material) ? object.material[0] : object.material) as
           (THREE.Material & { color?: THREE.Color; map?: THREE.Texture | null }) | undefined;
@@ -181,6 +316,8 @@ export class Rasterizer {
         out.push(object.id, object.intensity, object.color.r, object.color.g, object.color.b);
         out.push(...object.matrixWorld.elements);
       }
+      if (out.length > start)
+        segments.push(object.id, object instanceof THREE.Mesh ? 1 : 0, start, out.length);
     });
     return out;
   }
@@ -223,8 +360,23 @@ export class Rasterizer {
     const queue = this.#queue;
     queue.length = 0;
     const m = camera.matrixWorldInverse.elements;
+    const scissor = this.#scissor;
+    const whole =
+      scissor.x0 === 0 && scissor.y0 === 0 && scissor.x1 === width - 1 && scissor.y1 === height - 1;
+    const physical = this.#lights !== undefined;
     scene.traverseVisible((object) => {
       if (!(object instanceof THREE.Mesh)) return;
+      if (physical) {
+        // Where each mesh could be is kept for the next picture's changed rectangle; a part one skips the others.
+        const rect = whole ? this.#meshRect(object, camera, f) : this.#rects.get(object.id);
+        if (!rect) this.#rects.delete(object.id);
+        else if (whole) this.#rects.set(object.id, rect);
+        if (
+          rect &&
+          (rect.x1 < scissor.x0 || rect.x0 > scissor.x1 || rect.y1 < scissor.y0 || rect.y0 > scissor.y1)
+        )
+          return;
+      }
       const w = object.matrixWorld.elements;
       // Depth of the mesh's origin: good enough an order for the room's pieces and the robot's links.
       const distance = -(m[2]! * w[12]! + m[6]! * w[13]! + m[10]! * w[14]! + m[14]!);
@@ -291,6 +443,10 @@ export class Rasterizer {
       p[i * 3 + 2] = e[2]! * x + e[6]! * y + e[10]! * z + e[14]!;
     }
     const triangles = index ? index.count / 3 : n / 3;
+    const scissor = this.#scissor;
+    const part =
+      scissor.x0 > 0 || scissor.y0 > 0 || scissor.x1 < this.width - 1 || scissor.y1 < this.height - 1;
+    const near = lens.near;
     const up = this.#up;
     const lights = this.#lights;
     for (let t = 0; t < triangles; t++) {
@@ -323,6 +479,23 @@ export class Rasterizer {
         nx = -nx;
         ny = -ny;
         nz = -nz;
+      }
+      // A part of the picture (see renderLinear): a triangle in front of the near plane whose pixel box (as
+      // #fillTriangle computes it) misses the part is dropped before its light is computed.
+      if (part && az <= -near && bz <= -near && cz <= -near) {
+        const x0 = lens.cx + (lens.fx * ax) / -az,
+          x1 = lens.cx + (lens.fx * bx) / -bz,
+          x2 = lens.cx + (lens.fx * cx) / -cz;
+        const y0 = lens.cy - (lens.fy * ay) / -az,
+          y1 = lens.cy - (lens.fy * by) / -bz,
+          y2 = lens.cy - (lens.fy * cy) / -cz;
+        if (
+          Math.floor(Math.min(x0, x1, x2)) > scissor.x1 ||
+          Math.ceil(Math.max(x0, x1, x2)) < scissor.x0 ||
+          Math.floor(Math.min(y0, y1, y2)) > scissor.y1 ||
+          Math.ceil(Math.max(y0, y1, y2)) < scissor.y0
+        )
+          continue;
       }
       const verts: ClipVertex[] = [
         { x: ax, y: ay, d: -az, u: uv ? uv.getX(i0) : 0, v: uv ? uv.getY(i0) : 0, lr: 0, lg: 0, lb: 0 },
@@ -379,7 +552,7 @@ export class Rasterizer {
     base: readonly [number, number, number],
     texture: TextureView | undefined,
   ): void {
-    const { width, height } = this;
+    const { width } = this;
     const x0 = lens.cx + (lens.fx * a.x) / a.d,
       y0 = lens.cy - (lens.fy * a.y) / a.d;
     const x1 = lens.cx + (lens.fx * b.x) / b.d,
@@ -388,10 +561,11 @@ export class Rasterizer {
       y2 = lens.cy - (lens.fy * c.y) / c.d;
     const area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0);
     if (Math.abs(area) < 1e-12) return;
-    const minX = Math.max(0, Math.floor(Math.min(x0, x1, x2)));
-    const maxX = Math.min(width - 1, Math.ceil(Math.max(x0, x1, x2)));
-    const minY = Math.max(0, Math.floor(Math.min(y0, y1, y2)));
-    const maxY = Math.min(height - 1, Math.ceil(Math.max(y0, y1, y2)));
+    const scissor = this.#scissor;
+    const minX = Math.max(scissor.x0, Math.floor(Math.min(x0, x1, x2)));
+    const maxX = Math.min(scissor.x1, Math.ceil(Math.max(x0, x1, x2)));
+    const minY = Math.max(scissor.y0, Math.floor(Math.min(y0, y1, y2)));
+    const maxY = Math.min(scissor.y1, Math.ceil(Math.max(y0, y1, y2)));
     if (minX > maxX || minY > maxY) return;
     const inv = 1 / area;
     // Barycentric weights as affine functions of the pixel centre: w = A x + B y + C.
@@ -485,27 +659,36 @@ export class Rasterizer {
       const LR = lrB * fy + lrC,
         LG = lgB * fy + lgC,
         LB = lbB * fy + lbC;
+      if (!texture) {
+        if (flat) flatRow(colour, depth, py * width + lo, lo, hi, zx, Z, sr, sg, sb);
+        else
+          shadedRow(
+            colour,
+            depth,
+            py * width + lo,
+            lo,
+            hi,
+            zx,
+            Z,
+            br,
+            lrA,
+            LR,
+            bg,
+            lgA,
+            LG,
+            bb,
+            lbA,
+            LB,
+            max,
+          );
+        continue;
+      }
       for (let px = lo, i = py * width + lo; px <= hi; px++, i++) {
         const fx = px + 0.5;
         const z = zx * fx + Z;
         if (z <= depth[i]!) continue;
         depth[i] = z;
         const o = i * 3;
-        if (!texture) {
-          if (flat) {
-            colour[o] = sr;
-            colour[o + 1] = sg;
-            colour[o + 2] = sb;
-          } else {
-            const r = br * (lrA * fx + LR),
-              g = bg * (lgA * fx + LG),
-              b = bb * (lbA * fx + LB);
-            colour[o] = r > max ? max : r < 0 ? 0 : r;
-            colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
-            colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
-          }
-          continue;
-        }
         // Bilinear sample of the RGBA texture (row 0 at v = 0, as three.js lays data textures out), times the light.
         const iz = 1 / z;
         const u = (ux * fx + U) * iz;
@@ -586,6 +769,65 @@ function outOfView(
     lens.fy * cy - (height / 2) * d > r * sideY ||
     -lens.fy * cy - (height / 2) * d > r * sideY
   );
+}
+
+/** An untextured face of one light: the pixels lo..hi of a row (index `i` at lo) that pass the depth test. */
+function flatRow(
+  colour: Uint16Array,
+  depth: Float32Array,
+  i: number,
+  lo: number,
+  hi: number,
+  zx: number,
+  Z: number,
+  r: number,
+  g: number,
+  b: number,
+): void {
+  for (let px = lo; px <= hi; px++, i++) {
+    const z = zx * (px + 0.5) + Z;
+    if (z <= depth[i]!) continue;
+    depth[i] = z;
+    const o = i * 3;
+    colour[o] = r;
+    colour[o + 1] = g;
+    colour[o + 2] = b;
+  }
+}
+
+/** An untextured face with its light interpolated: each channel `a x + c` at the pixel centre x, clamped. */
+function shadedRow(
+  colour: Uint16Array,
+  depth: Float32Array,
+  i: number,
+  lo: number,
+  hi: number,
+  zx: number,
+  Z: number,
+  br: number,
+  ra: number,
+  rc: number,
+  bg: number,
+  ga: number,
+  gc: number,
+  bb: number,
+  ba: number,
+  bc: number,
+  max: number,
+): void {
+  for (let px = lo; px <= hi; px++, i++) {
+    const fx = px + 0.5;
+    const z = zx * fx + Z;
+    if (z <= depth[i]!) continue;
+    depth[i] = z;
+    const o = i * 3;
+    const r = br * (ra * fx + rc),
+      g = bg * (ga * fx + gc),
+      b = bb * (ba * fx + bc);
+    colour[o] = r > max ? max : r < 0 ? 0 : r;
+    colour[o + 1] = g > max ? max : g < 0 ? 0 : g;
+    colour[o + 2] = b > max ? max : b < 0 ? 0 : b;
+  }
 }
 
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {

@@ -100,4 +100,60 @@ describe('a still view of the realistic camera', function () {
     expect(kept.lastExposure!.motionBlur).to.be.above(1);
     expect(same(kept.capture(draw(), 4).rgb, full.capture(unversioned, 4).rgb)).to.equal(true);
   });
+
+  it('draws a moving card where it was and is only, the pixels and frames of a full redraw', async () => {
+    const { Rasterizer } = await import('../../src/scene/rasterizer.ts');
+    // Two models with the same history (their exposure tables follow it): one given the parts, one every pass.
+    const kept = makeModel();
+    const whole = makeModel();
+    const fresh = () => new Rasterizer(raster.width, raster.height);
+    const steps = [
+      { distance: 0.25, yaw: 0.3 },
+      { distance: 0.26, yaw: 0.35, x: 0.01 },
+      { distance: 0.2, yaw: -0.2, y: 0.02, roll: 0.4 },
+      // Partly out of the picture, then back.
+      { distance: 0.25, x: 0.09 },
+      { distance: 0.3, yaw: 0.1 },
+    ];
+    let parts = 0;
+    for (const [k, at] of steps.entries()) {
+      view.hold('tetris', at);
+      const image = draw();
+      if (image.changed) {
+        parts++;
+        const { x0, y0, x1, y1 } = image.changed.rect;
+        expect((x1 - x0 + 1) * (y1 - y0 + 1)).to.be.below((raster.width * raster.height) / 4);
+      }
+      view.camera.scene.scene.updateMatrixWorld();
+      const full = fresh().renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500);
+      expect(same(image.rgb, full.rgb), `picture ${k}`).to.equal(true);
+      expect(
+        same(image.invDepth as unknown as Uint16Array, full.invDepth as unknown as Uint16Array),
+      ).to.equal(true);
+      const unversioned = { ...full, version: undefined };
+      expect(same(kept.capture(image, k).rgb, whole.capture(unversioned, k).rgb), `frame ${k}`).to.equal(
+        true,
+      );
+    }
+    expect(parts, 'moves drawn in part').to.be.at.least(steps.length - 1);
+
+    // The card's face grown in place (its positions' version bumped): its new extent is drawn too.
+    const face = view.camera.scene.scene.getObjectByName('card:tetris')!.children[0] as ThreeModule.Mesh;
+    const position = face.geometry.getAttribute('position') as ThreeModule.BufferAttribute;
+    const original = new Float32Array(position.array as Float32Array);
+    for (let i = 0; i < position.count; i++)
+      position.setXY(i, position.getX(i) * 1.5, position.getY(i) * 1.5);
+    position.needsUpdate = true;
+    const grown = draw();
+    expect(grown.changed, 'drawn in part').to.not.equal(undefined);
+    const full = fresh().renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500);
+    expect(same(grown.rgb, full.rgb), 'grown card').to.equal(true);
+    (position.array as Float32Array).set(original);
+    position.needsUpdate = true;
+    face.geometry.computeBoundingSphere();
+    expect(
+      same(draw().rgb, fresh().renderLinear(view.camera.scene.scene, view.camera.scene.camera!, 500).rgb),
+    ).to.equal(true);
+    view.hold('tetris', { distance: 0.25, yaw: 0.3 });
+  });
 });

@@ -132,7 +132,9 @@ async function restLoad(
   if (result.errors) throw new Error(`${url}: ${result.errors} errors`);
   // A 503 is a motor the driver counted lost during the load (its replies late or missing): said, and left out.
   if (result.non2xx) {
-    console.error(`      ${url}: ${result.non2xx} non-2xx answers (503: a motor counted lost); 2xx rate reported`);
+    console.error(
+      `      ${url}: ${result.non2xx} non-2xx answers (503: a motor counted lost); 2xx rate reported`,
+    );
     return result['2xx'] / result.duration;
   }
   return result.requests.average;

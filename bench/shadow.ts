@@ -107,7 +107,14 @@ export async function runShadowBench(rounds: number): Promise<ShadowRound[]> {
 }
 
 /** What a robot does in the soak, besides its gotos: the motors, a primitive, and a compliant joint pushed by hand. */
-const SOAK: Record<string, { gotos: readonly (readonly [string, number, number])[]; primitive: string; hand: [string, number, number, number] }> = {
+const SOAK: Record<
+  string,
+  {
+    gotos: readonly (readonly [string, number, number])[];
+    primitive: string;
+    hand: [string, number, number, number];
+  }
+> = {
   'ergo-jr': { gotos: EVERYDAY_GOTOS, primitive: 'dance', hand: ['m1', 1, 0.06, 40] },
   torso: {
     gotos: TORSO_ARM_GOTOS,

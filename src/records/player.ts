@@ -90,7 +90,10 @@ export function replayPath(plan: ReplayPlan, motors: readonly Motor[], moveName:
   const travel = plan.travelDuration(present);
   const start = plan.startPositions();
   const byName = new Map(motors.map((m) => [m.name, m]));
-  const toStart = gotoPath(new Map(motors.map((m) => [m, start.get(m.name) ?? m.state.presentPosition])), travel);
+  const toStart = gotoPath(
+    new Map(motors.map((m) => [m, start.get(m.name) ?? m.state.presentPosition])),
+    travel,
+  );
   return {
     motors,
     duration: travel + plan.duration,

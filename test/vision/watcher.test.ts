@@ -29,7 +29,13 @@ describe('marker watcher: the detector as a background sensor', () => {
     const clock = new SteppedClock();
     const camera = new FakeCamera();
     const errors: unknown[] = [];
-    const watcher = new MarkerWatcher({ camera, clock, rate: 2, idleAfter: Infinity, onError: (e) => errors.push(e) });
+    const watcher = new MarkerWatcher({
+      camera,
+      clock,
+      rate: 2,
+      idleAfter: Infinity,
+      onError: (e) => errors.push(e),
+    });
     watcher.start();
     watcher.start(); // idempotent
     await advanceManualClock(clock, 0.25);

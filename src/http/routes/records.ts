@@ -61,7 +61,10 @@ const uploadBody = z
   .meta({ description: "a move as pypot's Move.save writes it: {framerate, positions}" });
 
 /** docs/reference/rest-api.md 4.4 with the rules of docs/reference/contract.md 4. */
-export function recordRoutes(records: RecordsService, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
+export function recordRoutes(
+  records: RecordsService,
+  policy: MotionPolicy = { compliantGoto: 'reject' },
+): RouteSpec[] {
   const routes: RouteSpec[] = [
     route({
       method: 'GET',
@@ -120,7 +123,10 @@ export function recordRoutes(records: RecordsService, policy: MotionPolicy = { c
       method: 'POST',
       path: '/records/:move/play.json',
       summary: 'replay a move (body {"speed": 1.0} optional; negative plays backwards)',
-      description: GUARD_NOTE.replace('the move is predicted', 'the replay (with its travel to the first frame) is predicted'),
+      description: GUARD_NOTE.replace(
+        'the move is predicted',
+        'the replay (with its travel to the first frame) is predicted',
+      ),
       body: playBody,
       tip: PLAY_TIP,
       answer: nameToWord,

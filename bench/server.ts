@@ -114,6 +114,27 @@ async function load(
   };
 }
 
+/** A goto moves a stiff motor only (a compliant one answers 409). */
+async function stiffen(url: string, motor: string): Promise<void> {
+  await fetch(`${url}/motors/${motor}/registers/compliant/value.json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: 'false',
+  });
+}
+
+/** autocannon options for one-motor gotos (no wait), each client's requests alternating between -20 and 20 degrees. */
+function gotoRequests(): Partial<autocannon.Options> {
+  let flip = 0;
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    setupClient: (client) => {
+      client.setBody(JSON.stringify({ position: (flip++ % 2) * 40 - 20, duration: 0.5 }));
+    },
+  };
+}
+
 export interface EdgeResult {
   /** Requests per second of each round, per target. */
   readonly rounds: {
@@ -137,20 +158,8 @@ export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult>
   const trivial = await startTrivialServer();
   const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
   try {
-    // A goto moves a stiff motor only (a compliant one answers 409).
-    await fetch(`${torso.url}/motors/head_z/registers/compliant/value.json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: 'false',
-    });
-    let flip = 0;
-    const goto: Partial<autocannon.Options> = {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      setupClient: (client) => {
-        client.setBody(JSON.stringify({ position: (flip++ % 2) * 40 - 20, duration: 0.5 }));
-      },
-    };
+    await stiffen(torso.url, 'head_z');
+    const goto = gotoRequests();
     const targets: [keyof EdgeResult['rounds'], string, Partial<autocannon.Options>][] = [
       ['trivial', `${trivial.url}/trivial.json`, {}],
       ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`, {}],
@@ -229,11 +238,7 @@ export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
   const results: LoadResult[] = [];
   const ergo = await startServerProcess(['--robot', 'ergo-jr', '--speed', '1']);
   try {
-    await fetch(`${ergo.url}/motors/m1/registers/compliant/value.json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: 'false',
-    });
+    await stiffen(ergo.url, 'm1');
     await load('warm-up', ergo.url, '/motors/m1/registers/present_position/value.json', {}, 2);
     results.push(
       await load(
@@ -244,19 +249,12 @@ export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
         seconds,
       ),
     );
-    let flip = 0;
     results.push(
       await load(
         'POST single-motor goto (Ergo Jr)',
         ergo.url,
         '/motors/m1/goto.json',
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          setupClient: (client) => {
-            client.setBody(JSON.stringify({ position: (flip++ % 2) * 40 - 20, duration: 0.5 }));
-          },
-        },
+        gotoRequests(),
         seconds,
       ),
     );

@@ -48,22 +48,26 @@ const KINDS: Record<string, (port: number, records: string) => [string, string[]
   ],
 };
 
+/** Polls GET /motors/list.json on `port` every 5 ms until a 200: the ms since `t0`. */
+async function untilAnswer(port: number, t0: number, what: string): Promise<number> {
+  for (;;) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/motors/list.json`);
+      await res.arrayBuffer();
+      if (res.ok) return performance.now() - t0;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - t0 > 60_000) throw new Error(`${what}: no answer within 60 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 async function firstAnswer(command: string, args: string[], port: number): Promise<number> {
   const t0 = performance.now();
   const child = spawn(command, args, { cwd: ROOT, stdio: 'ignore', detached: command === 'npm' });
   try {
-    for (;;) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/motors/list.json`);
-        await res.arrayBuffer();
-        if (res.ok) return performance.now() - t0;
-      } catch {
-        // not listening yet
-      }
-      if (performance.now() - t0 > 60_000)
-        throw new Error(`${command} ${args.join(' ')}: no answer within 60 s`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    return await untilAnswer(port, t0, `${command} ${args.join(' ')}`);
   } finally {
     // npm runs the server in its own process group (detached): the signal goes to the whole group.
     if (command === 'npm') process.kill(-child.pid!, 'SIGTERM');
@@ -121,14 +125,7 @@ export async function runIdleMemoryBench(processes = 3, seconds = 10): Promise<I
       const args = ['dist/main.js', '--robot', 'torso', '--port', String(++port), '--records-dir', records];
       const child = spawn(process.execPath, [...args, '--physics', physics], { cwd: ROOT, stdio: 'ignore' });
       try {
-        for (let t0 = performance.now(); ; await new Promise((r) => setTimeout(r, 20))) {
-          if (performance.now() - t0 > 60_000) throw new Error('idle Torso: no answer within 60 s');
-          const ok = await fetch(`http://127.0.0.1:${port}/motors/list.json`).then(
-            (r) => r.ok,
-            () => false,
-          );
-          if (ok) break;
-        }
+        await untilAnswer(port, performance.now(), 'idle Torso');
         await new Promise((r) => setTimeout(r, seconds * 1000));
         const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]!;
         rssMb.push(Number(kb) / 1024);

@@ -14,6 +14,11 @@ import v8 from 'node:v8';
 
 /** V8's own growth factor of the young generation (its default), given back once the server listens. */
 const V8_SEMI_SPACE_GROWTH = 2;
+
+/** Once the server listens, the young generation grows under load as V8 sees fit (held at its first size till then). */
+function youngGenerationGrows(): void {
+  v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
+}
 /** Signals this close together are one request to stop (see shutdown). */
 const SAME_SIGNAL_MS = 150;
 /** Past this, a shutdown that is still waiting on something exits anyway (and says what it gave up on). */
@@ -279,7 +284,7 @@ async function main(argv: string[]): Promise<void> {
       server = room;
       if (stopping) return;
       await room.listen(opts.host, opts.port);
-      v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
+      youngGenerationGrows();
       const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
       const addr = room.app.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
@@ -339,7 +344,7 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   phases.mark('listen');
-  v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
+  youngGenerationGrows();
   const addr = robotServer.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;

@@ -16,13 +16,48 @@ export interface GotoOptions {
   readonly compliant?: 'reject' | 'keep-goal';
 }
 
-interface Motion {
-  readonly from: number;
-  readonly to: number;
-  readonly start: number;
-  readonly duration: number;
-  /** Ends the motion; `cancelled` says it did not reach its target. */
-  readonly finish: (cancelled: boolean) => void;
+/** One motor's trajectory; whoever awaits its end is told through `waiters` (none for most REST gotos). */
+class Motion {
+  /** Set when the motion ends: whether it was cancelled before its target. */
+  ended: boolean | undefined;
+  #waiters: ((cancelled: boolean) => void)[] | undefined;
+  constructor(
+    readonly from: number,
+    readonly to: number,
+    readonly start: number,
+    readonly duration: number,
+  ) {}
+
+  finish(cancelled: boolean): void {
+    this.ended = cancelled;
+    const waiters = this.#waiters;
+    this.#waiters = undefined;
+    if (waiters) for (const w of waiters) w(cancelled);
+  }
+
+  /** Resolves with `cancelled` when the motion ends (at once if it has). */
+  end(): Promise<boolean> {
+    if (this.ended !== undefined) return Promise.resolve(this.ended);
+    return new Promise((resolve) => (this.#waiters ??= []).push(resolve));
+  }
+}
+
+/**
+ * A started goto: its clamped targets, and `done`, made on first read, so a goto nobody waits for (most REST
+ * gotos) settles no promise when it ends or is cancelled.
+ */
+export class StartedGoto {
+  #done: Promise<GotoOutcome> | undefined;
+  constructor(
+    readonly targets: Map<Motor, number>,
+    readonly motions: readonly Motion[],
+  ) {}
+
+  get done(): Promise<GotoOutcome> {
+    return (this.#done ??= Promise.all(this.motions.map((m) => m.end())).then((ends) => ({
+      cancelled: ends.some((cancelled) => cancelled),
+    })));
+  }
 }
 
 export class Motions {
@@ -39,7 +74,7 @@ export class Motions {
     duration: number,
     now: number,
     opts: GotoOptions = {},
-  ): { targets: Map<Motor, number>; done: Promise<GotoOutcome> } {
+  ): StartedGoto {
     for (const m of targets.keys()) {
       if (m.commands.compliant && opts.compliant !== 'keep-goal')
         throw conflict(
@@ -49,21 +84,17 @@ export class Motions {
         );
     }
     const clamped = new Map<Motor, number>();
-    const done: Promise<boolean>[] = [];
+    const started: Motion[] = [];
     for (const [m, target] of targets) {
       const to = m.clampAngle(target);
       clamped.set(m, to);
       this.cancel(m);
       m.endGoalSpeed();
-      let finish!: (cancelled: boolean) => void;
-      const finished = new Promise<boolean>((resolve) => (finish = resolve));
-      this.#motions.set(m, { from: m.state.presentPosition, to, start: now, duration, finish });
-      done.push(finished);
+      const motion = new Motion(m.state.presentPosition, to, now, duration);
+      this.#motions.set(m, motion);
+      started.push(motion);
     }
-    return {
-      targets: clamped,
-      done: Promise.all(done).then((ends) => ({ cancelled: ends.some((cancelled) => cancelled) })),
-    };
+    return new StartedGoto(clamped, started);
   }
 
   /** Ends the motion in progress on `motor`, if any (a newer command wins). */

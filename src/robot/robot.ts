@@ -13,7 +13,7 @@ import { type Logger, silentLogger } from '../core/logger.ts';
 import { runFixedRate } from '../core/fixed-rate.ts';
 import { Motor } from './motor.ts';
 import { BusSync } from './bus-sync.ts';
-import { type GotoOptions, type GotoOutcome, Motions } from './motions.ts';
+import { type GotoOptions, Motions, type StartedGoto } from './motions.ts';
 
 export interface RobotOptions {
   /** Control loop rate, Hz (pypot syncs at 50 Hz). */
@@ -163,11 +163,7 @@ export class Robot {
   // --- motion ---
 
   /** Gotos from now: see Motions.goto (validated before anything moves; 409 for a compliant motor). */
-  goto(
-    targets: ReadonlyMap<Motor, number>,
-    duration: number,
-    opts: GotoOptions = {},
-  ): { targets: Map<Motor, number>; done: Promise<GotoOutcome> } {
+  goto(targets: ReadonlyMap<Motor, number>, duration: number, opts: GotoOptions = {}): StartedGoto {
     return this.#motions.goto(targets, duration, this.clock.now(), opts);
   }
 

@@ -104,8 +104,8 @@ export function ikRoutes(
           gotoPath(new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)])), body.duration),
           forceQuery(query),
         );
-        const { done } = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
-        const outcome = body.wait ? await robot.waitFor(done, request.clientGone) : undefined;
+        const started = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
+        const outcome = body.wait ? await robot.waitFor(started.done, request.clientGone) : undefined;
         return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };
       },
     }),

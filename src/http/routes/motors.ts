@@ -65,13 +65,15 @@ function startGoto(
   force: boolean,
 ): GotoAnswer | Promise<GotoAnswer> {
   const go = (): GotoAnswer | Promise<GotoAnswer> => {
-    const { targets: clamped, done } = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
+    const started = robot.goto(targets, seconds, { compliant: policy.compliantGoto });
     const motors: Record<string, number> = {};
-    for (const [m, t] of clamped) motors[m.name] = t;
+    for (const [m, t] of started.targets) motors[m.name] = t;
     const answer = { motors, duration: seconds, waiting };
-    // The abort signal is made on first read: only a waiting goto pays for it.
+    // The abort signal and the end's promise are made on first read: only a waiting goto pays for them.
     if (!waiting) return answer;
-    return robot.waitFor(done, request.clientGone).then((o) => ({ ...answer, cancelled: o.cancelled }));
+    return robot
+      .waitFor(started.done, request.clientGone)
+      .then((o) => ({ ...answer, cancelled: o.cancelled }));
   };
   // Without the guard a goto answers at once: no promise to settle on the way (most gotos).
   return policy.guard ? policy.guard(gotoPath(clampAll(targets), seconds), force).then(go) : go();

@@ -4,8 +4,8 @@
  * program gets: focus blur from the lens aperture and the depth of each pixel, motion blur over the exposure,
  * radial lens distortion, auto-exposure (exposure time, then gain), photon (shot) and read noise, white balance,
  * the sRGB curve and JPEG's losses. Every setting is in src/config/camera-realism.ts; docs/sensors.md gives their
- * sources. Tables are built once per resolution and setting; the per-pixel work is table look-ups, integer
- * bilinear sampling and a seeded table of Gaussian noise. Browser-safe.
+ * sources. Tables are built once per resolution and setting; the per-pixel work is table look-ups, the distortion
+ * map's point samples and a seeded table of Gaussian noise. Browser-safe.
  */
 import type { CameraRealism } from '../config/camera-realism.ts';
 import type { Frame } from '../core/backend.ts';
@@ -116,17 +116,14 @@ export class CameraModel {
   readonly focal: number;
   readonly #settings: CameraRealism;
   readonly #maxExposure: number;
-  /** Per output pixel: index of the top-left source pixel, and the bilinear weights (0..255) along x and y (fx | fy << 8). */
-  readonly #mapIndex: Int32Array;
-  readonly #mapWeights: Uint16Array;
+  /** Per output pixel: the offset (x 3 channels) of the source pixel nearest to where the lens bends its ray from. */
+  readonly #map: Int32Array;
   readonly #noise: Float32Array;
   readonly #sat: Int32Array;
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
   readonly #jpeg: JpegPass | undefined;
-  /** The light reaching each output pixel through the lens (linear levels, after blur and distortion). */
-  readonly #levels: Uint16Array;
-  /** What #levels holds: rows up to `mapped` of `src`, made from that picture and motion. */
+  /** The light reaching the sensor through the lens (linear levels after the blurs, read through #map). */
   #lens:
     | {
         source: Uint16Array;
@@ -134,7 +131,6 @@ export class CameraModel {
         mx: number;
         my: number;
         src: Uint16Array;
-        mapped: number;
         focusBlur: number;
         /** Whether the motion blur applied. */
         motion: boolean;
@@ -146,9 +142,6 @@ export class CameraModel {
   readonly #rowHi: Float64Array;
   readonly #rowFirst: Int32Array;
   readonly #rowLast: Int32Array;
-  /** Per output row, the first and last source row its samples start on; per output column, the columns. */
-  readonly #rowSources: Int32Array;
-  readonly #columnSources: Int32Array;
   /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
   readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   #tableKey = '';
@@ -187,33 +180,17 @@ export class CameraModel {
       }
     // Draw wide enough that every output pixel finds its source inside the drawn picture.
     this.renderFocal = this.focal / reach;
-    this.#mapIndex = new Int32Array(n);
-    this.#mapWeights = new Uint16Array(n);
+    // A point sample: the picture is drawn at nearly the output's scale, so the nearest pixel is within half a pixel.
+    this.#map = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      const sx = Math.min(width - 1.001, Math.max(0, cx + ux[i]! * this.renderFocal - 0.5));
-      const sy = Math.min(height - 1.001, Math.max(0, cy + uy[i]! * this.renderFocal - 0.5));
-      const x0 = Math.floor(sx),
-        y0 = Math.floor(sy);
-      this.#mapIndex[i] = y0 * width + x0;
-      this.#mapWeights[i] = Math.round((sx - x0) * 255) | (Math.round((sy - y0) * 255) << 8);
+      const sx = Math.min(width - 1, Math.max(0, Math.round(cx + ux[i]! * this.renderFocal - 0.5)));
+      const sy = Math.min(height - 1, Math.max(0, Math.round(cy + uy[i]! * this.renderFocal - 0.5)));
+      this.#map[i] = (sy * width + sx) * 3;
     }
     this.#rowLo = new Float64Array(height);
     this.#rowHi = new Float64Array(height);
     this.#rowFirst = new Int32Array(height);
     this.#rowLast = new Int32Array(height);
-    this.#rowSources = new Int32Array(2 * height).fill(-1);
-    this.#columnSources = new Int32Array(2 * width).fill(-1);
-    for (let y = 0, i = 0; y < height; y++)
-      for (let x = 0; x < width; x++, i++) {
-        const sy = Math.floor(this.#mapIndex[i]! / width),
-          sx = this.#mapIndex[i]! - sy * width;
-        const r = this.#rowSources,
-          c = this.#columnSources;
-        if (r[2 * y]! < 0 || sy < r[2 * y]!) r[2 * y] = sy;
-        if (sy > r[2 * y + 1]!) r[2 * y + 1] = sy;
-        if (c[2 * x]! < 0 || sx < c[2 * x]!) c[2 * x] = sx;
-        if (sx > c[2 * x + 1]!) c[2 * x + 1] = sx;
-      }
     // Gaussian noise table (Box-Muller from the seeded PRNG).
     const rand = mulberry32(settings.seed);
     this.#noise = new Float32Array(NOISE_SIZE);
@@ -226,7 +203,6 @@ export class CameraModel {
     this.#sat = new Int32Array((width + 1) * (height + 1) * 3);
     this.#work = new Uint16Array(n * 3);
     this.#work2 = new Uint16Array(n * 3);
-    this.#levels = new Uint16Array(n * 3);
     this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
   }
 
@@ -264,8 +240,8 @@ export class CameraModel {
       lens.mx === mx &&
       lens.my === my;
     if (!still) {
-      // Only a rectangle changed since the picture the lens holds (no motion blur then or now): the blurs and the
-      // map are redone where it reaches, the same values as in full.
+      // Only a rectangle changed since the picture the lens holds (no motion blur then or now): the focus blur is
+      // redone where it reaches, the same values as in full (the map reads the picture as each frame develops).
       const changed =
         lens !== undefined &&
         image.changed !== undefined &&
@@ -289,12 +265,7 @@ export class CameraModel {
         1 / s.focusDistance,
         blurChanged,
       );
-      // What changed in the picture the map reads (undefined: all of it, mapped band by band below).
-      let reached: Rect | undefined;
-      if (blur.radius > 0) {
-        src = this.#work;
-        if (blurChanged) reached = blur.redone;
-      } else if (changed && lens!.src === image.rgb) reached = changed;
+      if (blur > 0) src = this.#work;
       const out = src === this.#work ? this.#work2 : this.#work;
       const motion = motionBlur(src, out, width, height, mx, my);
       if (motion) src = out;
@@ -304,12 +275,10 @@ export class CameraModel {
         mx,
         my,
         src,
-        mapped: reached && !motion ? height : 0,
-        focusBlur: blur.radius,
+        focusBlur: blur,
         motion,
         medianDepth: this.#medianDepth(image.invDepth),
       };
-      if (reached && !motion) this.#remapReached(src, reached);
     }
     // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
@@ -321,15 +290,11 @@ export class CameraModel {
     const direct = jpeg !== undefined && jpeg.subsample && width % 16 === 0 && height % 16 === 0;
     for (let top = 0; top < height; top += band) {
       const bottom = Math.min(height, top + band);
-      if (lens!.mapped < bottom) {
-        this.#remap(lens!.src, top, bottom);
-        lens!.mapped = bottom;
-      }
       if (jpeg && direct) {
-        this.#develop420(jpeg, rowRand, top);
+        this.#develop420(lens!.src, jpeg, rowRand, top);
         jpeg.transformBand(rgb, width, height, top);
       } else {
-        this.#develop(rgb, rowRand, top, bottom);
+        this.#develop(lens!.src, rgb, rowRand, top, bottom);
         jpeg?.band(rgb, width, height, top);
       }
     }
@@ -443,70 +408,10 @@ export class CameraModel {
     }
   }
 
-  /** The distortion map: the light of output rows `top` to `bottom` - 1, bilinear from the (blurred) picture. */
-  #remap(src: Uint16Array, top: number, bottom: number): void {
-    this.#remapPixels(src, top * this.width, bottom * this.width);
-  }
-
-  /** The map again for every output pixel with a sample in `rect` of the source (levels elsewhere are kept). */
-  #remapReached(src: Uint16Array, rect: Rect): void {
-    const { width, height } = this;
-    const rows = this.#rowSources,
-      columns = this.#columnSources;
-    // A sample reads source pixels (x, y) to (x + 1, y + 1): it starts within one pixel above or left of the rect.
-    let y0 = height,
-      y1 = -1,
-      x0 = width,
-      x1 = -1;
-    for (let y = 0; y < height; y++)
-      if (rows[2 * y]! <= rect.y1 && rows[2 * y + 1]! >= rect.y0 - 1) {
-        if (y < y0) y0 = y;
-        y1 = y;
-      }
-    for (let x = 0; x < width; x++)
-      if (columns[2 * x]! <= rect.x1 && columns[2 * x + 1]! >= rect.x0 - 1) {
-        if (x < x0) x0 = x;
-        x1 = x;
-      }
-    if (x0 > x1) return;
-    for (let y = y0; y <= y1; y++) this.#remapPixels(src, y * width + x0, y * width + x1 + 1);
-  }
-
-  /** The map for output pixels `start` to `end` - 1 (raster order). */
-  #remapPixels(src: Uint16Array, start: number, end: number): void {
+  /** Exposure tables and noise: the light of `src` through the lens's map -> output bytes, rows `top` to `bottom` - 1. */
+  #develop(src: Uint16Array, out: Uint8Array, rowRand: () => number, top: number, bottom: number): void {
     const { width } = this;
-    const mapIndex = this.#mapIndex,
-      mapWeights = this.#mapWeights;
-    const levels = this.#levels;
-    const rowStride = width * 3;
-    for (let i = start, o = i * 3; i < end; i++, o += 3) {
-      const s = mapIndex[i]! * 3;
-      const f = mapWeights[i]!;
-      const fx = f & 255,
-        fy = f >> 8;
-      const gx = 256 - fx,
-        gy = 256 - fy;
-      const s2 = s + rowStride;
-      // Integer multiplies (levels <= LINEAR_MAX, weights <= 256: every sum stays far below 2^31).
-      levels[o] =
-        (Math.imul(Math.imul(src[s]!, gx) + Math.imul(src[s + 3]!, fx), gy) +
-          Math.imul(Math.imul(src[s2]!, gx) + Math.imul(src[s2 + 3]!, fx), fy)) >>
-        16;
-      levels[o + 1] =
-        (Math.imul(Math.imul(src[s + 1]!, gx) + Math.imul(src[s + 4]!, fx), gy) +
-          Math.imul(Math.imul(src[s2 + 1]!, gx) + Math.imul(src[s2 + 4]!, fx), fy)) >>
-        16;
-      levels[o + 2] =
-        (Math.imul(Math.imul(src[s + 2]!, gx) + Math.imul(src[s + 5]!, fx), gy) +
-          Math.imul(Math.imul(src[s2 + 2]!, gx) + Math.imul(src[s2 + 5]!, fx), fy)) >>
-        16;
-    }
-  }
-
-  /** Exposure tables and noise: the sensor's light -> output bytes, rows `top` to `bottom` - 1. */
-  #develop(out: Uint8Array, rowRand: () => number, top: number, bottom: number): void {
-    const { width } = this;
-    const levels = this.#levels;
+    const map = this.#map;
     const tone = this.#tone,
       noise = this.#noise;
     const G = 2 * (LINEAR_MAX + 1),
@@ -514,10 +419,11 @@ export class CameraModel {
     const mask = NOISE_SIZE - 1;
     for (let y = top; y < bottom; y++) {
       let k = (rowRand() * NOISE_SIZE) | 0;
-      for (let o = y * width * 3, end = o + width * 3; o < end; o += 3) {
-        const tr = 2 * levels[o]!,
-          tg = G + 2 * levels[o + 1]!,
-          tb = B + 2 * levels[o + 2]!;
+      for (let i = y * width, o = i * 3, end = o + width * 3; o < end; i++, o += 3) {
+        const s = map[i]!;
+        const tr = 2 * src[s]!,
+          tg = G + 2 * src[s + 1]!,
+          tb = B + 2 * src[s + 2]!;
         const vr = tone[tr]! + tone[tr + 1]! * noise[k++ & mask]!;
         const vg = tone[tg]! + tone[tg + 1]! * noise[k++ & mask]!;
         const vb = tone[tb]! + tone[tb + 1]! * noise[k++ & mask]!;
@@ -532,9 +438,9 @@ export class CameraModel {
    * #develop then the JPEG pass's colour split for the band at `top` (4:2:0, whole MCUs), without the bytes in
    * between: the same noise draws, the same bytes, the same YCbCr values (bit for bit) in the pass's planes.
    */
-  #develop420(jpeg: JpegPass, rowRand: () => number, top: number): void {
+  #develop420(src: Uint16Array, jpeg: JpegPass, rowRand: () => number, top: number): void {
     const { width } = this;
-    const levels = this.#levels;
+    const map = this.#map;
     const tone = this.#tone,
       noise = this.#noise;
     const G = 2 * (LINEAR_MAX + 1),
@@ -542,40 +448,43 @@ export class CameraModel {
     const mask = NOISE_SIZE - 1;
     const { y: Y, cb: Cb, cr: Cr, stride: W } = jpeg.planes(width);
     const CW = W / 2;
-    const rowStride = width * 3;
     for (let cy = 0; cy < 8; cy++) {
       // One noise offset per row, drawn in row order as #develop draws them.
       let k0 = (rowRand() * NOISE_SIZE) | 0;
       let k1 = (rowRand() * NOISE_SIZE) | 0;
       for (
-        let cx = 0, o = (top + 2 * cy) * rowStride, p = 2 * cy * W, c = cy * CW;
+        let cx = 0, i = (top + 2 * cy) * width, p = 2 * cy * W, c = cy * CW;
         cx < CW;
-        cx++, o += 6, p += 2, c++
+        cx++, i += 2, p += 2, c++
       ) {
-        const q = o + rowStride;
-        let t = 2 * levels[o]!;
+        // The four pixels' sources: a and b on this row, c and d below them.
+        const sa = map[i]!,
+          sb = map[i + 1]!,
+          sc = map[i + width]!,
+          sd = map[i + width + 1]!;
+        let t = 2 * src[sa]!;
         const ra = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = G + 2 * levels[o + 1]!;
+        t = G + 2 * src[sa + 1]!;
         const ga = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = B + 2 * levels[o + 2]!;
+        t = B + 2 * src[sa + 2]!;
         const ba = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = 2 * levels[o + 3]!;
+        t = 2 * src[sb]!;
         const rb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = G + 2 * levels[o + 4]!;
+        t = G + 2 * src[sb + 1]!;
         const gb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = B + 2 * levels[o + 5]!;
+        t = B + 2 * src[sb + 2]!;
         const bb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = 2 * levels[q]!;
+        t = 2 * src[sc]!;
         const rc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = G + 2 * levels[q + 1]!;
+        t = G + 2 * src[sc + 1]!;
         const gc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = B + 2 * levels[q + 2]!;
+        t = B + 2 * src[sc + 2]!;
         const bc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = 2 * levels[q + 3]!;
+        t = 2 * src[sd]!;
         const rd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = G + 2 * levels[q + 4]!;
+        t = G + 2 * src[sd + 1]!;
         const gd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = B + 2 * levels[q + 5]!;
+        t = B + 2 * src[sd + 2]!;
         const bd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
         Y[p] = Y_R * ra + Y_G * ga + Y_B * ba - 128;
         Y[p + 1] = Y_R * rb + Y_G * gb + Y_B * bb - 128;
@@ -592,8 +501,8 @@ export class CameraModel {
 
   /**
    * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
-   * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the largest
-   * radius, 0 when nothing needed blurring (then `out` is not the picture), and the pixels written. With `changed`,
+   * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the
+   * largest radius, 0 when nothing needed blurring (then `out` is not the picture). With `changed`,
    * `out` holds this blur of a picture that differs from `src` only there: the pixels within a box of it are redone.
    */
   #focusBlur(
@@ -603,7 +512,7 @@ export class CameraModel {
     k: number,
     invFocus: number,
     changed: Rect | undefined,
-  ): { radius: number; redone: Rect | undefined } {
+  ): number {
     const { width, height } = this;
     // One pass: the nearest and farthest depths, and the bounding box of the pixels whose box would be at least
     // 0.05 px wide (the others stay sharp), the only part the summed-area table needs (plus the widest box's reach).
@@ -653,7 +562,7 @@ export class CameraModel {
       by1 = y;
     }
     const maxRadius = k * Math.max(Math.abs(hi - invFocus), Math.abs(lo - invFocus));
-    if (maxRadius < 0.25 || bx1 < 0) return { radius: 0, redone: undefined };
+    if (maxRadius < 0.25 || bx1 < 0) return 0;
     // How far any box reaches past its pixel: the widest one's half-width (as the loop below rounds it), plus one.
     const reach = Math.floor(Math.min(MAX_BOX, (Math.sqrt(1 + 3 * maxRadius * maxRadius) - 1) / 2)) + 1;
     // The pixels written: all, or those whose box may reach the changed ones.
@@ -662,7 +571,7 @@ export class CameraModel {
       py0 = 0,
       py1 = height - 1;
     if (changed) {
-      if (changed.x0 > changed.x1 || changed.y0 > changed.y1) return { radius: maxRadius, redone: changed };
+      if (changed.x0 > changed.x1 || changed.y0 > changed.y1) return maxRadius;
       px0 = Math.max(0, changed.x0 - reach);
       px1 = Math.min(width - 1, changed.x1 + reach);
       py0 = Math.max(0, changed.y0 - reach);
@@ -676,8 +585,7 @@ export class CameraModel {
       x1 = Math.min(bx1, px1),
       y0 = Math.max(by0, py0),
       y1 = Math.min(by1, py1);
-    const redone = { x0: px0, y0: py0, x1: px1, y1: py1 };
-    if (x0 > x1 || y0 > y1) return { radius: maxRadius, redone };
+    if (x0 > x1 || y0 > y1) return maxRadius;
     const sx0 = Math.max(0, x0 - reach),
       sx1 = Math.min(width, x1 + reach + 1);
     const sy0 = Math.max(0, y0 - reach),
@@ -747,7 +655,7 @@ export class CameraModel {
         out[o + 1] = ig + (og - ig) * t + 0.5;
         out[o + 2] = ib_ + (ob_ - ib_) * t + 0.5;
       }
-    return { radius: maxRadius, redone };
+    return maxRadius;
   }
 }
 

@@ -120,6 +120,8 @@ export class CameraModel {
   readonly #map: Int32Array;
   readonly #noise: Float32Array;
   readonly #sat: Int32Array;
+  /** One row's 3-row column sums, per channel (blur3). */
+  readonly #columns: Int32Array;
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
   readonly #jpeg: JpegPass | undefined;
@@ -201,6 +203,7 @@ export class CameraModel {
       this.#noise[i + 1] = r * Math.sin(t);
     }
     this.#sat = new Int32Array((width + 1) * (height + 1) * 3);
+    this.#columns = new Int32Array(width * 3);
     this.#work = new Uint16Array(n * 3);
     this.#work2 = new Uint16Array(n * 3);
     this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
@@ -501,8 +504,9 @@ export class CameraModel {
 
   /**
    * Depth-dependent blur: each pixel becomes the mean of a box as wide as its circle of confusion (radius
-   * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table. Returns the
-   * largest radius, 0 when nothing needed blurring (then `out` is not the picture). With `changed`,
+   * `k` |1/depth - 1/focus| pixels, a disc matched by variance), read from a summed-area table (from column sums
+   * when no box passes 3x3, see blur3). Returns the largest radius, 0 when nothing needed blurring (then `out` is not
+   * the picture). With `changed`,
    * `out` holds this blur of a picture that differs from `src` only there: the pixels within a box of it are redone.
    */
   #focusBlur(
@@ -586,6 +590,12 @@ export class CameraModel {
       y0 = Math.max(by0, py0),
       y1 = Math.min(by1, py1);
     if (x0 > x1 || y0 > y1) return maxRadius;
+    if (reach === 1) {
+      const rows = { first: rowFirst, last: rowLast };
+      const lens = { k, invFocus, farLimit, nearLimit };
+      blur3(src, out, invDepth, width, height, { x0, y0, x1, y1 }, rows, lens, this.#columns);
+      return maxRadius;
+    }
     const sx0 = Math.max(0, x0 - reach),
       sx1 = Math.min(width, x1 + reach + 1);
     const sy0 = Math.max(0, y0 - reach),
@@ -656,6 +666,77 @@ export class CameraModel {
         out[o + 2] = ib_ + (ob_ - ib_) * t + 0.5;
       }
     return maxRadius;
+  }
+}
+
+/**
+ * The focus blur when every box's half-width is under 1 (#focusBlur's `reach` is 1): each pixel of `rect` that needs
+ * it (from `rows.first` to `rows.last` on its row) blended between itself and its 3x3 box, the box's sum from column
+ * sums: the same integers a summed-area table gives, so the same values, without building one.
+ */
+function blur3(
+  src: Uint16Array,
+  out: Uint16Array,
+  invDepth: Float32Array,
+  width: number,
+  height: number,
+  rect: Rect,
+  rows: { readonly first: Int32Array; readonly last: Int32Array },
+  lens: {
+    readonly k: number;
+    readonly invFocus: number;
+    readonly farLimit: number;
+    readonly nearLimit: number;
+  },
+  columns: Int32Array,
+): void {
+  const { k, invFocus, farLimit, nearLimit } = lens;
+  const stride = width * 3;
+  for (let y = rect.y0; y <= rect.y1; y++) {
+    const first = Math.max(rect.x0, rows.first[y]!),
+      last = Math.min(rect.x1, rows.last[y]!);
+    if (first < 0 || first > last) continue;
+    const top = Math.max(0, y - 1) * stride,
+      bottom = Math.min(height - 1, y + 1) * stride,
+      middle = y * stride;
+    const count = (bottom - top) / stride + 1;
+    // Column sums over the box's rows, from one left of the first pixel to one right of the last.
+    const c0 = Math.max(0, first - 1) * 3,
+      c1 = Math.min(width - 1, last + 1) * 3;
+    if (count === 3)
+      for (let c = c0; c <= c1 + 2; c++) columns[c] = src[top + c]! + src[middle + c]! + src[bottom + c]!;
+    else for (let c = c0; c <= c1 + 2; c++) columns[c] = src[top + c]! + src[bottom + c]!;
+    for (let x = first, i = y * width + first; x <= last; x++, i++) {
+      const z = invDepth[i]!;
+      if (z > farLimit && z < nearLimit) continue;
+      const radius = k * Math.abs(z - invFocus);
+      // As #focusBlur: the box half-width whose variance is the disc's, blended between widths 0 and 1.
+      const t = Math.min(MAX_BOX, (Math.sqrt(1 + 3 * radius * radius) - 1) / 2);
+      const o = i * 3;
+      let r = columns[x * 3]!,
+        g = columns[x * 3 + 1]!,
+        b = columns[x * 3 + 2]!,
+        n = 1;
+      if (x > 0) {
+        r += columns[x * 3 - 3]!;
+        g += columns[x * 3 - 2]!;
+        b += columns[x * 3 - 1]!;
+        n++;
+      }
+      if (x < width - 1) {
+        r += columns[x * 3 + 3]!;
+        g += columns[x * 3 + 4]!;
+        b += columns[x * 3 + 5]!;
+        n++;
+      }
+      const area = 1 / (n * count);
+      const ir = src[o]!,
+        ig = src[o + 1]!,
+        ib = src[o + 2]!;
+      out[o] = ir + (r * area - ir) * t + 0.5;
+      out[o + 1] = ig + (g * area - ig) * t + 0.5;
+      out[o + 2] = ib + (b * area - ib) * t + 0.5;
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { DEFAULT_REALISM } from '../../src/config/camera-realism.ts';
 import { loadRobotConfig, parseRobotConfig } from '../../src/config/robot-config.ts';
 import type { Frame } from '../../src/core/backend.ts';
 import { ConfigError } from '../../src/core/errors.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
 import { CameraModel } from '../../src/scene/camera-model.ts';
 import { LINEAR_WHITE, type LinearImage } from '../../src/scene/colour.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
@@ -95,6 +96,38 @@ describe('the camera model', () => {
     expect(edgeWidth(moving)).to.be.above(sharp + 2);
     // Motion along the edge does not widen it.
     expect(edgeWidth(model.capture(halves(1.5), 0, { motion: [0, 3000] }))).to.be.at.most(sharp + 1);
+  });
+
+  it('blurs a narrow depth range (boxes up to 3x3) as its summed-area table would, pixel for pixel', () => {
+    // Random levels, most pixels 0.2 to 0.3 m away (blur radius about 1 to 1.5 px), a band far and sharp.
+    const rand = mulberry32(7);
+    const rgb = Uint16Array.from({ length: W * H * 3 }, () => Math.floor(rand() * 3000));
+    const invDepth = Float32Array.from({ length: W * H }, (_, i) =>
+      i % W > 100 && i % W < 120 ? 0.5 : 1 / (0.2 + 0.1 * rand()),
+    );
+    const narrow: LinearImage = { width: W, height: H, rgb, invDepth, focal: 554 };
+    // The same picture with one pixel 5 cm from the lens: a box 11 px wide, so the table is built for all.
+    const deep = { ...narrow, invDepth: Float32Array.from(invDepth) };
+    const [px, py] = [150, 110];
+    deep.invDepth[py * W + px] = 20;
+    const model = new CameraModel(W, H, 60, 20, plain);
+    const a = model.capture(narrow, 3);
+    expect(model.lastExposure!.focusBlur).to.be.within(1, 1.6);
+    const b = model.capture(deep, 3);
+    expect(model.lastExposure!.focusBlur).to.be.above(6);
+    let differing = 0;
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++) {
+        const i = (y * W + x) * 3;
+        const same = a.rgb[i] === b.rgb[i] && a.rgb[i + 1] === b.rgb[i + 1] && a.rgb[i + 2] === b.rgb[i + 2];
+        if (same) continue;
+        differing++;
+        // Only the near pixel's own box and the boxes that hold it (its neighbours') differ.
+        expect([Math.abs(x - px), Math.abs(y - py)], `pixel ${x}, ${y}`).to.satisfy(
+          ([dx, dy]: number[]) => dx! <= 1 && dy! <= 1,
+        );
+      }
+    expect(differing).to.be.at.least(1);
   });
 
   it('bends straight lines with the distortion (barrel or pincushion), the centre staying put', () => {

@@ -96,6 +96,16 @@ export class Rasterizer {
   readonly #up = new THREE.Vector3();
   readonly #v = new THREE.Vector3();
   #positions = new Float64Array(0);
+  readonly #corners: ClipVertex[] = [0, 1, 2].map(() => ({
+    x: 0,
+    y: 0,
+    d: 0,
+    u: 0,
+    v: 0,
+    lr: 0,
+    lg: 0,
+    lb: 0,
+  }));
   /** Brightest value of the current pass. */
   #max = 255;
   /** Meshes of the current pass with their distance, drawn nearest first so hidden pixels fail the depth test early. */
@@ -500,11 +510,24 @@ export class Rasterizer {
         )
           continue;
       }
-      const verts: ClipVertex[] = [
-        { x: ax, y: ay, d: -az, u: uv ? uv.getX(i0) : 0, v: uv ? uv.getY(i0) : 0, lr: 0, lg: 0, lb: 0 },
-        { x: bx, y: by, d: -bz, u: uv ? uv.getX(i1) : 0, v: uv ? uv.getY(i1) : 0, lr: 0, lg: 0, lb: 0 },
-        { x: cx, y: cy, d: -cz, u: uv ? uv.getX(i2) : 0, v: uv ? uv.getY(i2) : 0, lr: 0, lg: 0, lb: 0 },
-      ];
+      // The corners, three objects reused by every triangle (drawn before the next; clipNear makes new cut ones).
+      const verts = this.#corners;
+      const [va, vb, vc] = verts as [ClipVertex, ClipVertex, ClipVertex];
+      va.x = ax;
+      va.y = ay;
+      va.d = -az;
+      va.u = uv ? uv.getX(i0) : 0;
+      va.v = uv ? uv.getY(i0) : 0;
+      vb.x = bx;
+      vb.y = by;
+      vb.d = -bz;
+      vb.u = uv ? uv.getX(i1) : 0;
+      vb.v = uv ? uv.getY(i1) : 0;
+      vc.x = cx;
+      vc.y = cy;
+      vc.d = -cz;
+      vc.u = uv ? uv.getX(i2) : 0;
+      vc.v = uv ? uv.getY(i2) : 0;
       if (!lights) {
         const light = glow
           ? exposure

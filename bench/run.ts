@@ -54,6 +54,14 @@ if (process.argv.includes('armature')) {
   await runArmatureBench();
   process.exit(0);
 }
+/** `npm run bench -- limp-rest [robot...] [starts [seconds]]`: when a limp robot rests, from starts near its own. */
+if (process.argv.includes('limp-rest')) {
+  const { runLimpRestBench } = await import('./limp-rest.ts');
+  const robots = ['ergo-jr', 'torso', 'humanoid'].filter((r) => process.argv.includes(r));
+  const [starts = 8, seconds = 12] = process.argv.filter((a) => /^\d+$/.test(a)).map(Number);
+  await runLimpRestBench(robots.length ? robots : ['ergo-jr', 'torso', 'humanoid'], starts, seconds);
+  process.exit(0);
+}
 /** `npm run bench -- classroom`: thirty twins in one process under a student's load each, and the capacity. */
 if (process.argv.includes('classroom')) {
   const { runClassroomBench } = await import('./classroom.ts');

@@ -405,12 +405,9 @@ export class CameraModel {
         const tr = 2 * src[s]!,
           tg = G + 2 * src[s + 1]!,
           tb = B + 2 * src[s + 2]!;
-        const vr = tone[tr]! + tone[tr + 1]! * noise[k++ & mask]!;
-        const vg = tone[tg]! + tone[tg + 1]! * noise[k++ & mask]!;
-        const vb = tone[tb]! + tone[tb + 1]! * noise[k++ & mask]!;
-        out[o] = vr < 0 ? 0 : vr > 255 ? 255 : vr;
-        out[o + 1] = vg < 0 ? 0 : vg > 255 ? 255 : vg;
-        out[o + 2] = vb < 0 ? 0 : vb > 255 ? 255 : vb;
+        out[o] = developed(tone, tr, noise[k++ & mask]!);
+        out[o + 1] = developed(tone, tg, noise[k++ & mask]!);
+        out[o + 2] = developed(tone, tb, noise[k++ & mask]!);
       }
     }
   }
@@ -443,30 +440,18 @@ export class CameraModel {
           sb = map[i + 1]!,
           sc = map[i + width]!,
           sd = map[i + width + 1]!;
-        let t = 2 * src[sa]!;
-        const ra = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = G + 2 * src[sa + 1]!;
-        const ga = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = B + 2 * src[sa + 2]!;
-        const ba = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = 2 * src[sb]!;
-        const rb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = G + 2 * src[sb + 1]!;
-        const gb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = B + 2 * src[sb + 2]!;
-        const bb = toByte(tone[t]! + tone[t + 1]! * noise[k0++ & mask]!);
-        t = 2 * src[sc]!;
-        const rc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = G + 2 * src[sc + 1]!;
-        const gc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = B + 2 * src[sc + 2]!;
-        const bc = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = 2 * src[sd]!;
-        const rd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = G + 2 * src[sd + 1]!;
-        const gd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
-        t = B + 2 * src[sd + 2]!;
-        const bd = toByte(tone[t]! + tone[t + 1]! * noise[k1++ & mask]!);
+        const ra = developed(tone, 2 * src[sa]!, noise[k0++ & mask]!);
+        const ga = developed(tone, G + 2 * src[sa + 1]!, noise[k0++ & mask]!);
+        const ba = developed(tone, B + 2 * src[sa + 2]!, noise[k0++ & mask]!);
+        const rb = developed(tone, 2 * src[sb]!, noise[k0++ & mask]!);
+        const gb = developed(tone, G + 2 * src[sb + 1]!, noise[k0++ & mask]!);
+        const bb = developed(tone, B + 2 * src[sb + 2]!, noise[k0++ & mask]!);
+        const rc = developed(tone, 2 * src[sc]!, noise[k1++ & mask]!);
+        const gc = developed(tone, G + 2 * src[sc + 1]!, noise[k1++ & mask]!);
+        const bc = developed(tone, B + 2 * src[sc + 2]!, noise[k1++ & mask]!);
+        const rd = developed(tone, 2 * src[sd]!, noise[k1++ & mask]!);
+        const gd = developed(tone, G + 2 * src[sd + 1]!, noise[k1++ & mask]!);
+        const bd = developed(tone, B + 2 * src[sd + 2]!, noise[k1++ & mask]!);
         Y[p] = Y_R * ra + Y_G * ga + Y_B * ba - 128;
         Y[p + 1] = Y_R * rb + Y_G * gb + Y_B * bb - 128;
         Y[p + W] = Y_R * rc + Y_G * gc + Y_B * bc - 128;
@@ -482,6 +467,8 @@ export class CameraModel {
 }
 
 /** A developed level as the byte a Uint8Array would store: clamped, then truncated (the tables add the 0.5). */
-function toByte(v: number): number {
+/** One channel's byte: the exposure table's mean and noise sigma (at `t`) for its level, with a noise draw, clamped. */
+function developed(tone: Float32Array, t: number, noise: number): number {
+  const v = tone[t]! + tone[t + 1]! * noise;
   return v < 0 ? 0 : v > 255 ? 255 : v | 0;
 }

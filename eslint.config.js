@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import layers from './eslint/layers.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', '.c8_output/', 'records/', 'tmp/', 'dist/'] },
+  { ignores: ['node_modules/', 'coverage/', '.c8_output/', 'records/', 'tmp/', 'dist/', 'asm/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -12,6 +12,7 @@ import type { Frame } from '../core/backend.ts';
 import { mulberry32 } from '../core/prng.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, kelvinLinear, linearToSrgb } from './colour.ts';
 import { CB_B, CB_G, CB_R, CR_B, CR_G, CR_R, JpegPass, Y_B, Y_G, Y_R } from './jpeg-pass.ts';
+import { FrameKernels } from './frame-kernels.ts';
 import { FocusBlur, motionBlur } from './lens-blur.ts';
 
 /** A setting the model cannot honour, named as the robot config spells it. */
@@ -112,6 +113,8 @@ export class CameraModel {
   readonly #work: Uint16Array;
   readonly #work2: Uint16Array;
   readonly #jpeg: JpegPass | undefined;
+  /** The develop and JPEG passes in WebAssembly (4:2:0 in whole MCUs), holding the buffers above. */
+  readonly #kernels: FrameKernels | undefined;
   /** The light reaching the sensor through the lens (linear levels after the blurs, read through #map). */
   #lens:
     | {
@@ -120,6 +123,8 @@ export class CameraModel {
         mx: number;
         my: number;
         src: Uint16Array;
+        /** `src`, or its copy in the kernels' memory. */
+        read: Uint16Array;
         focusBlur: number;
         /** Whether the motion blur applied. */
         motion: boolean;
@@ -128,11 +133,19 @@ export class CameraModel {
     | undefined;
   readonly #focus: FocusBlur;
   /** Exposure tables: mean output byte and noise sigma side by side, for each linear input level, per channel. */
-  readonly #tone = new Float32Array(2 * 3 * (LINEAR_MAX + 1));
+  readonly #tone: Float32Array;
   #tableKey = '';
   #last: ExposureReport | undefined;
 
-  constructor(width: number, height: number, hfovDeg: number, fps: number, settings: CameraRealism) {
+  /** `webAssembly: false` keeps every pass in JavaScript (the same bytes; tests compare the two). */
+  constructor(
+    width: number,
+    height: number,
+    hfovDeg: number,
+    fps: number,
+    settings: CameraRealism,
+    options: { webAssembly?: boolean } = {},
+  ) {
     this.width = width;
     this.height = height;
     this.#settings = settings;
@@ -166,7 +179,14 @@ export class CameraModel {
     // Draw wide enough that every output pixel finds its source inside the drawn picture.
     this.renderFocal = this.focal / reach;
     // A point sample: the picture is drawn at nearly the output's scale, so the nearest pixel is within half a pixel.
-    this.#map = new Int32Array(n);
+    this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
+    const jpeg = this.#jpeg;
+    this.#kernels =
+      jpeg && jpeg.subsample && width % 16 === 0 && height % 16 === 0 && options.webAssembly !== false
+        ? new FrameKernels(width, height, NOISE_SIZE, jpeg.factors.luma, jpeg.factors.chroma)
+        : undefined;
+    const k = this.#kernels;
+    this.#map = k?.map ?? new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const sx = Math.min(width - 1, Math.max(0, Math.round(cx + ux[i]! * this.renderFocal - 0.5)));
       const sy = Math.min(height - 1, Math.max(0, Math.round(cy + uy[i]! * this.renderFocal - 0.5)));
@@ -174,7 +194,7 @@ export class CameraModel {
     }
     // Gaussian noise table (Box-Muller from the seeded PRNG).
     const rand = mulberry32(settings.seed);
-    this.#noise = new Float32Array(NOISE_SIZE);
+    this.#noise = k?.noise ?? new Float32Array(NOISE_SIZE);
     for (let i = 0; i < NOISE_SIZE; i += 2) {
       const r = Math.sqrt(-2 * Math.log(1 - rand()));
       const t = 2 * Math.PI * rand();
@@ -182,9 +202,9 @@ export class CameraModel {
       this.#noise[i + 1] = r * Math.sin(t);
     }
     this.#focus = new FocusBlur(width, height);
-    this.#work = new Uint16Array(n * 3);
-    this.#work2 = new Uint16Array(n * 3);
-    this.#jpeg = settings.jpegQuality > 0 ? new JpegPass(settings.jpegQuality) : undefined;
+    this.#work = k?.work ?? new Uint16Array(n * 3);
+    this.#work2 = k?.work2 ?? new Uint16Array(n * 3);
+    this.#tone = k?.tone ?? new Float32Array(2 * 3 * (LINEAR_MAX + 1));
   }
 
   /** What the camera decided for the last frame (undefined before the first). */
@@ -250,12 +270,19 @@ export class CameraModel {
       const out = src === this.#work ? this.#work2 : this.#work;
       const motion = motionBlur(src, out, width, height, mx, my);
       if (motion) src = out;
+      const k = this.#kernels;
+      let read = src;
+      if (k && !k.holds(src)) {
+        k.source.set(src);
+        read = k.source;
+      }
       lens = this.#lens = {
         source: image.rgb,
         version: image.version,
         mx,
         my,
         src,
+        read,
         focusBlur: blur,
         motion,
         medianDepth: this.#medianDepth(image.invDepth),
@@ -263,7 +290,8 @@ export class CameraModel {
     }
     // Sensor and processing, band by band so the JPEG pass finds the rows still in cache.
     this.#tables(exposure, gain, wb, light);
-    const rgb = new Uint8Array(width * height * 3);
+    const kernels = this.#kernels;
+    let rgb = kernels ? kernels.rgb : new Uint8Array(width * height * 3);
     const rowRand = mulberry32((s.seed * 7919 + frameIndex * 104729) >>> 0);
     const jpeg = this.#jpeg;
     const band = jpeg ? jpeg.mcu : height;
@@ -271,7 +299,11 @@ export class CameraModel {
     const direct = jpeg !== undefined && jpeg.subsample && width % 16 === 0 && height % 16 === 0;
     for (let top = 0; top < height; top += band) {
       const bottom = Math.min(height, top + band);
-      if (jpeg && direct) {
+      if (kernels) {
+        // One noise offset per row, in row order as #develop draws them.
+        for (let r = 0; r < 16; r++) kernels.rows[r] = (rowRand() * NOISE_SIZE) | 0;
+        kernels.band(lens!.read, top);
+      } else if (jpeg && direct) {
         this.#develop420(lens!.src, jpeg, rowRand, top);
         jpeg.transformBand(rgb, width, height, top);
       } else {
@@ -279,6 +311,7 @@ export class CameraModel {
         jpeg?.band(rgb, width, height, top);
       }
     }
+    if (kernels) rgb = rgb.slice();
     this.#last = {
       exposure,
       gain,

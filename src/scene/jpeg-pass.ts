@@ -30,7 +30,7 @@ export function quantTable(base: readonly number[], quality: number): number[] {
 /** AAN scale factors: the fast DCT's outputs are the true coefficients times 8 s[u] s[v]. */
 const AAN = [1, 1.387039845, 1.306562965, 1.175875602, 1, 0.785694958, 0.5411961, 0.275899379];
 
-interface Factors {
+export interface Factors {
   readonly fwd: Float64Array;
   readonly inv: Float64Array;
 }
@@ -207,6 +207,11 @@ export class JpegPass {
     this.mcu = subsample ? 16 : 8;
     this.#luma = factors(quantTable(LUMA_TABLE, quality));
     this.#chroma = factors(quantTable(CHROMA_TABLE, quality));
+  }
+
+  /** The luma and chroma blocks' factor tables: forward divisors and inverse multipliers, AAN scaling folded in. */
+  get factors(): { luma: Factors; chroma: Factors } {
+    return { luma: this.#luma, chroma: this.#chroma };
   }
 
   /** The whole picture, in place. */

@@ -29,7 +29,8 @@ function developed(tone: usize, noise: usize, t: i32, k: i32): f64 {
   const v =
     <f64>load<f32>(tone + (<usize>t << 2)) +
     <f64>load<f32>(tone + (<usize>(t + 1) << 2)) * <f64>load<f32>(noise + (<usize>(k & NOISE_MASK) << 2));
-  return <f64>(<i32>min(max(v, 0.0), 255.0));
+  // Selects, not f64.min/max (whose NaN and -0 rules cost a few instructions each); trunc keeps it a double.
+  return trunc(select<f64>(0.0, select<f64>(255.0, v, v > 255.0), v < 0.0));
 }
 
 /**
@@ -269,30 +270,61 @@ export function transformBand(
     roundTripBlock(cb + (bx << 3), CW << 3, chroma);
     roundTripBlock(cr + (bx << 3), CW << 3, chroma);
   }
+  // Back to bytes two MCU columns' quads (4 pixels of 2 rows) at a time.
+  const eighth = f64x2.splat(0.125);
   for (let cy: usize = 0; cy < 8; cy++) {
     const row = rgb + (<usize>top + 2 * cy) * W * 3;
-    for (let cx: usize = 0; cx < CW; cx++) {
-      const cbv = load<f64>(cb + ((cy * CW + cx) << 3)) * 0.125,
-        crv = load<f64>(cr + ((cy * CW + cx) << 3)) * 0.125;
+    for (let cx: usize = 0; cx < CW; cx += 2) {
+      const cbv = f64x2.mul(v128.load(cb + ((cy * CW + cx) << 3)), eighth),
+        crv = f64x2.mul(v128.load(cr + ((cy * CW + cx) << 3)), eighth);
       // The +0.5 rounds as the byte store truncates.
-      const dr = 1.402 * crv + 128.5,
-        dg = -0.344136 * cbv - 0.714136 * crv + 128.5,
-        db = 1.772 * cbv + 128.5;
+      const dr = f64x2.add(f64x2.mul(f64x2.splat(1.402), crv), f64x2.splat(128.5)),
+        dg = f64x2.add(
+          f64x2.sub(f64x2.mul(f64x2.splat(-0.344136), cbv), f64x2.mul(f64x2.splat(0.714136), crv)),
+          f64x2.splat(128.5),
+        ),
+        db = f64x2.add(f64x2.mul(f64x2.splat(1.772), cbv), f64x2.splat(128.5));
       const o = y + ((2 * cy * W + 2 * cx) << 3);
       const i = row + 6 * cx;
-      put(i, load<f64>(o) * 0.125, dr, dg, db);
-      put(i + 3, load<f64>(o, 8) * 0.125, dr, dg, db);
-      put(i + W * 3, load<f64>(o + (W << 3)) * 0.125, dr, dg, db);
-      put(i + W * 3 + 3, load<f64>(o + (W << 3), 8) * 0.125, dr, dg, db);
+      put4(i, o, eighth, dr, dg, db);
+      put4(i + W * 3, o + (W << 3), eighth, dr, dg, db);
     }
   }
 }
 
-/** One pixel back to bytes: luma `l` (centred on 0) plus each channel's chroma term, clamped and truncated. */
+/**
+ * Four pixels of a row back to bytes at `i`: luma at `o` (centred on 0, times 8) plus each channel's chroma term
+ * (lane 0 for the first two pixels, lane 1 for the next two), clamped and truncated as a Uint8Array store does.
+ */
 // @ts-ignore: decorator
 @inline
-function put(i: usize, l: f64, dr: f64, dg: f64, db: f64): void {
-  store<u8>(i, <i32>min(max(l + dr, 0.0), 255.0));
-  store<u8>(i, <i32>min(max(l + dg, 0.0), 255.0), 1);
-  store<u8>(i, <i32>min(max(l + db, 0.0), 255.0), 2);
+function put4(i: usize, o: usize, eighth: v128, dr: v128, dg: v128, db: v128): void {
+  const l01 = f64x2.mul(v128.load(o), eighth),
+    l23 = f64x2.mul(v128.load(o, 16), eighth);
+  const r = bytes4(l01, l23, dr),
+    g = bytes4(l01, l23, dg),
+    b = bytes4(l01, l23, db);
+  // r0..r3 g0..g3 b0..b3 as bytes, then interleaved r0 g0 b0 r1 ...
+  const rgb = i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_s(r, g), i16x8.narrow_i32x4_s(b, b));
+  const out = v128.shuffle<u8>(rgb, rgb, 0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11, 0, 0, 0, 0);
+  v128.store64_lane(i, out, 0);
+  v128.store32_lane(i + 8, out, 2);
+}
+
+/** Four levels (two pairs plus each pair's term), clamped to 0..255 and truncated, as i32 lanes. */
+// @ts-ignore: decorator
+@inline
+function bytes4(l01: v128, l23: v128, d: v128): v128 {
+  const lo = f64x2.add(l01, v128.shuffle<f64>(d, d, 0, 0)),
+    hi = f64x2.add(l23, v128.shuffle<f64>(d, d, 1, 1));
+  const zero = f64x2.splat(0),
+    top = f64x2.splat(255);
+  return v128.shuffle<i32>(
+    i32x4.trunc_sat_f64x2_s_zero(f64x2.pmin(f64x2.pmax(lo, zero), top)),
+    i32x4.trunc_sat_f64x2_s_zero(f64x2.pmin(f64x2.pmax(hi, zero), top)),
+    0,
+    1,
+    4,
+    5,
+  );
 }

@@ -7,7 +7,7 @@
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { Rasterizer } from '../src/scene/rasterizer.ts';
 import { CameraModel } from '../src/scene/camera-model.ts';
-import { encodePng } from '../src/vision/png.ts';
+import { PngEncoder } from '../src/vision/png.ts';
 import { userToJoint } from '../src/core/frames.ts';
 import { ergoJrView } from '../test/vision/views.ts';
 
@@ -18,6 +18,7 @@ const [width, height] = config.camera!.resolution;
 const raster = new Rasterizer(width, height);
 const model = new CameraModel(width, height, config.camera!.fov, config.camera!.fps, config.camera!.realism!);
 const scene = view.camera.scene;
+const png = new PngEncoder();
 const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -49,7 +50,7 @@ for (const [name, move] of Object.entries(cases)) {
     const t1 = cpu();
     const frame = model.capture(image, i);
     const t2 = cpu();
-    bytes = encodePng(frame).length;
+    bytes = png.encode(frame).length;
     const t3 = cpu();
     if (i < 5) continue;
     stages.raster!.push(t1 - t0);

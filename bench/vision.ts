@@ -7,7 +7,7 @@
 import { PNG } from 'pngjs';
 import type { Frame } from '../src/core/backend.ts';
 import { detectMarkers, MarkerDetector } from '../src/vision/detect.ts';
-import { encodePng } from '../src/vision/png.ts';
+import { PngEncoder } from '../src/vision/png.ts';
 import { CARDS, addClutter, ergoJrView } from '../test/vision/views.ts';
 import { startServerProcess, stopServerProcess } from './server.ts';
 
@@ -71,7 +71,8 @@ export async function runVisionBench(quick: boolean): Promise<VisionResult> {
     view.hold('tetris', { distance: 0.25, yaw: 0.3 });
     const key = resolution.join('x');
     render[key] = time(n, () => view.camera.render());
-    renderPng[key] = time(n, () => encodePng(view.camera.render()));
+    const png = new PngEncoder();
+    renderPng[key] = time(n, () => png.encode(view.camera.render()));
   }
 
   const view = await ergoJrView();
@@ -207,9 +208,10 @@ function compareEncoders(frame: Frame, n: number): Record<string, Timing & { byt
     out[label] = { ...t, bytes };
   }
   let used: Buffer = Buffer.alloc(0);
+  const encoder = new PngEncoder();
   out['ours: filter up, zlib level 1 (used)'] = {
     ...time(n, () => {
-      used = encodePng(frame);
+      used = encoder.encode(frame);
     }),
     bytes: used.length,
   };
@@ -221,7 +223,7 @@ function compareEncoders(frame: Frame, n: number): Record<string, Timing & { byt
       back.data[q + 1] !== frame.rgb[p + 1] ||
       back.data[q + 2] !== frame.rgb[p + 2]
     )
-      throw new Error(`encodePng: pixel ${p / 3} does not decode to the frame's`);
+      throw new Error(`PngEncoder: pixel ${p / 3} does not decode to the frame's`);
   return out;
 }
 
@@ -311,17 +313,18 @@ export async function runVisionRealismBench(quick: boolean): Promise<RealismResu
   const n = quick ? 40 : 200;
   view.hold('tetris', { distance: 0.25, yaw: 0.3 });
   const render = time(n, () => view.camera.render());
-  const renderPng = time(n, () => encodePng(view.camera.render()));
+  const png = new PngEncoder();
+  const renderPng = time(n, () => png.encode(view.camera.render()));
   let turn = 0;
   const renderPngMoving = time(n, () => {
     view.hold('tetris', { distance: 0.25, yaw: 0.3 + (turn++ % 2) * 0.01 });
-    return encodePng(view.camera.render());
+    return png.encode(view.camera.render());
   });
   view.hold('tetris', { distance: 0.25, yaw: 0.3 });
   const base = view.pose.m1 ?? 0;
   const renderPngCameraMoving = time(n, () => {
     view.pose.m1 = base + (turn++ % 2) * 0.1;
-    return encodePng(view.camera.render());
+    return png.encode(view.camera.render());
   });
   view.pose.m1 = base;
   const withCard = view.camera.render();

@@ -32,24 +32,6 @@ interface Exports {
   ): void;
 }
 
-// The part of the WebAssembly API used here: the project's libraries (ES2023, @types/node) do not declare it.
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace WebAssembly {
-    class Module {
-      constructor(bytes: Uint8Array);
-    }
-    class Instance {
-      constructor(module: Module, imports: Record<string, Record<string, unknown>>);
-      readonly exports: Record<string, unknown>;
-    }
-    class Memory {
-      constructor(descriptor: { initial: number; maximum?: number });
-      readonly buffer: ArrayBuffer;
-    }
-  }
-}
-
 const MODULE = new WebAssembly.Module(Uint8Array.from(atob(FRAME_KERNELS_WASM), (c) => c.charCodeAt(0)));
 /** The first 64 KB are the kernels' own scratch. */
 const RESERVED = 1 << 16;

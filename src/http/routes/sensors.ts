@@ -6,7 +6,7 @@ import type { Camera, Frame } from '../../core/backend.ts';
 import { notFound, readOnly } from '../../core/errors.ts';
 import { normalisedPosition } from '../../vision/detect.ts';
 import { MARKER_CODES, markerName } from '../../vision/marker.ts';
-import { encodePngAsync, pngDataUrl } from '../../vision/png.ts';
+import { PngEncoder, pngDataUrl } from '../../vision/png.ts';
 import type { MarkerWatcher } from '../../vision/watcher.ts';
 import { z } from 'zod';
 import { RawReply, route, type RouteSpec } from '../route.ts';
@@ -79,11 +79,12 @@ export function sensorRoutes(src: SensorSources): RouteSpec[] {
   };
   // A camera serves the same frame for 1/fps: encode it once.
   let encoded: { frame: Frame; png: Promise<Buffer> } | undefined;
+  const png = new PngEncoder();
   const framePng = async () => {
     const frame = await camera().grab();
     // Someone looks at the camera: the detector runs too (the web view draws its markers over the frame).
     src.markers?.demand();
-    if (encoded?.frame !== frame) encoded = { frame, png: encodePngAsync(frame) };
+    if (encoded?.frame !== frame) encoded = { frame, png: png.encodeAsync(frame) };
     return encoded.png;
   };
   const markers = async () => {

@@ -1,3 +1,4 @@
+// Over 400 lines: each DCT is written out twice (column pairs, row pairs in lanes) so its values stay in registers.
 /**
  * AssemblyScript source of src/scene/frame-kernels.wasm.ts (`npm run build:wasm` regenerates it): the camera
  * model's develop and JPEG passes for one band of 16 rows in 4:2:0, with the same expressions in the same order as
@@ -18,9 +19,6 @@ const CR_R = 0.5,
 /** Tone table offsets (entries) of green and blue: two floats (mean, sigma) per linear level 0..4095. */
 const TONE_G: i32 = 2 * 4096,
   TONE_B: i32 = 4 * 4096;
-
-/** Scratch for a row pair of a block, lane 0 one row and lane 1 the next, 8 vectors (in the first page). */
-const SCRATCH: usize = 1024;
 
 /** One channel's byte: mean plus sigma times a noise draw, clamped to 0..255 and truncated. */
 // @ts-ignore: decorator
@@ -91,18 +89,29 @@ export function develop420(
   }
 }
 
-/** In-place forward 8-point DCT (AAN, unscaled) of the vectors at p, p + s, ... p + 7 s. */
+/**
+ * Rows `a` and `a + s` of a block (8 doubles each) through the forward 8-point DCT (AAN, unscaled), in place: the
+ * rows paired in f64x2 lanes (lane 0 row `a`, lane 1 the next), as jpeg-pass.ts's fdct8 runs each one.
+ */
 // @ts-ignore: decorator
 @inline
-function fdct8(p: usize, s: usize): void {
-  const d0 = v128.load(p),
-    d1 = v128.load(p + s),
-    d2 = v128.load(p + 2 * s),
-    d3 = v128.load(p + 3 * s);
-  const d4 = v128.load(p + 4 * s),
-    d5 = v128.load(p + 5 * s),
-    d6 = v128.load(p + 6 * s),
-    d7 = v128.load(p + 7 * s);
+function fdctRows(a: usize, s: usize): void {
+  const x0 = v128.load(a),
+    x2 = v128.load(a, 16),
+    x4 = v128.load(a, 32),
+    x6 = v128.load(a, 48);
+  const y0 = v128.load(a + s),
+    y2 = v128.load(a + s, 16),
+    y4 = v128.load(a + s, 32),
+    y6 = v128.load(a + s, 48);
+  const d0 = v128.shuffle<f64>(x0, y0, 0, 2),
+    d1 = v128.shuffle<f64>(x0, y0, 1, 3);
+  const d2 = v128.shuffle<f64>(x2, y2, 0, 2),
+    d3 = v128.shuffle<f64>(x2, y2, 1, 3);
+  const d4 = v128.shuffle<f64>(x4, y4, 0, 2),
+    d5 = v128.shuffle<f64>(x4, y4, 1, 3);
+  const d6 = v128.shuffle<f64>(x6, y6, 0, 2),
+    d7 = v128.shuffle<f64>(x6, y6, 1, 3);
   const t0 = f64x2.add(d0, d7),
     t7 = f64x2.sub(d0, d7),
     t1 = f64x2.add(d1, d6),
@@ -115,11 +124,11 @@ function fdct8(p: usize, s: usize): void {
     e13 = f64x2.sub(t0, t3),
     e11 = f64x2.add(t1, t2),
     e12 = f64x2.sub(t1, t2);
-  v128.store(p, f64x2.add(e10, e11));
-  v128.store(p + 4 * s, f64x2.sub(e10, e11));
+  const o0 = f64x2.add(e10, e11),
+    o4 = f64x2.sub(e10, e11);
   const z1 = f64x2.mul(f64x2.add(e12, e13), f64x2.splat(0.707106781));
-  v128.store(p + 2 * s, f64x2.add(e13, z1));
-  v128.store(p + 6 * s, f64x2.sub(e13, z1));
+  const o2 = f64x2.add(e13, z1),
+    o6 = f64x2.sub(e13, z1);
   const o10 = f64x2.add(t4, t5),
     o11 = f64x2.add(t5, t6),
     o12 = f64x2.add(t6, t7);
@@ -129,36 +138,52 @@ function fdct8(p: usize, s: usize): void {
   const z3 = f64x2.mul(o11, f64x2.splat(0.707106781));
   const z11 = f64x2.add(t7, z3),
     z13 = f64x2.sub(t7, z3);
-  v128.store(p + 5 * s, f64x2.add(z13, z2));
-  v128.store(p + 3 * s, f64x2.sub(z13, z2));
-  v128.store(p + s, f64x2.add(z11, z4));
-  v128.store(p + 7 * s, f64x2.sub(z11, z4));
+  const o5 = f64x2.add(z13, z2),
+    o3 = f64x2.sub(z13, z2),
+    o1 = f64x2.add(z11, z4),
+    o7 = f64x2.sub(z11, z4);
+  v128.store(a, v128.shuffle<f64>(o0, o1, 0, 2));
+  v128.store(a + s, v128.shuffle<f64>(o0, o1, 1, 3));
+  v128.store(a, v128.shuffle<f64>(o2, o3, 0, 2), 16);
+  v128.store(a + s, v128.shuffle<f64>(o2, o3, 1, 3), 16);
+  v128.store(a, v128.shuffle<f64>(o4, o5, 0, 2), 32);
+  v128.store(a + s, v128.shuffle<f64>(o4, o5, 1, 3), 32);
+  v128.store(a, v128.shuffle<f64>(o6, o7, 0, 2), 48);
+  v128.store(a + s, v128.shuffle<f64>(o6, o7, 1, 3), 48);
 }
 
-/** In-place inverse 8-point DCT (AAN) of the vectors at p, p + s, ..., their AAN factors already applied. */
+/** Rows `a` and `a + s` through the inverse 8-point DCT (AAN), in place, paired as in fdctRows. */
 // @ts-ignore: decorator
 @inline
-function idct8(p: usize, s: usize): void {
-  const i0 = v128.load(p),
-    i1 = v128.load(p + s),
-    i2 = v128.load(p + 2 * s),
-    i3 = v128.load(p + 3 * s);
-  const i4 = v128.load(p + 4 * s),
-    i5 = v128.load(p + 5 * s),
-    i6 = v128.load(p + 6 * s),
-    i7 = v128.load(p + 7 * s);
-  const e10 = f64x2.add(i0, i4),
-    e11 = f64x2.sub(i0, i4),
-    e13 = f64x2.add(i2, i6);
-  const e12 = f64x2.sub(f64x2.mul(f64x2.sub(i2, i6), f64x2.splat(1.414213562)), e13);
+function idctRows(a: usize, s: usize): void {
+  const x0 = v128.load(a),
+    x2 = v128.load(a, 16),
+    x4 = v128.load(a, 32),
+    x6 = v128.load(a, 48);
+  const y0 = v128.load(a + s),
+    y2 = v128.load(a + s, 16),
+    y4 = v128.load(a + s, 32),
+    y6 = v128.load(a + s, 48);
+  const d0 = v128.shuffle<f64>(x0, y0, 0, 2),
+    d1 = v128.shuffle<f64>(x0, y0, 1, 3);
+  const d2 = v128.shuffle<f64>(x2, y2, 0, 2),
+    d3 = v128.shuffle<f64>(x2, y2, 1, 3);
+  const d4 = v128.shuffle<f64>(x4, y4, 0, 2),
+    d5 = v128.shuffle<f64>(x4, y4, 1, 3);
+  const d6 = v128.shuffle<f64>(x6, y6, 0, 2),
+    d7 = v128.shuffle<f64>(x6, y6, 1, 3);
+  const e10 = f64x2.add(d0, d4),
+    e11 = f64x2.sub(d0, d4),
+    e13 = f64x2.add(d2, d6);
+  const e12 = f64x2.sub(f64x2.mul(f64x2.sub(d2, d6), f64x2.splat(1.414213562)), e13);
   const a0 = f64x2.add(e10, e13),
     a3 = f64x2.sub(e10, e13),
     a1 = f64x2.add(e11, e12),
     a2 = f64x2.sub(e11, e12);
-  const z13 = f64x2.add(i5, i3),
-    z10 = f64x2.sub(i5, i3),
-    z11 = f64x2.add(i1, i7),
-    z12 = f64x2.sub(i1, i7);
+  const z13 = f64x2.add(d5, d3),
+    z10 = f64x2.sub(d5, d3),
+    z11 = f64x2.add(d1, d7),
+    z12 = f64x2.sub(d1, d7);
   const b7 = f64x2.add(z11, z13);
   const b11 = f64x2.mul(f64x2.sub(z11, z13), f64x2.splat(1.414213562));
   const z5 = f64x2.mul(f64x2.add(z10, z12), f64x2.splat(1.847759065));
@@ -167,79 +192,148 @@ function idct8(p: usize, s: usize): void {
   const b6 = f64x2.sub(b12, b7);
   const b5 = f64x2.sub(b11, b6);
   const b4 = f64x2.sub(b10, b5);
-  v128.store(p, f64x2.add(a0, b7));
-  v128.store(p + 7 * s, f64x2.sub(a0, b7));
-  v128.store(p + s, f64x2.add(a1, b6));
-  v128.store(p + 6 * s, f64x2.sub(a1, b6));
-  v128.store(p + 2 * s, f64x2.add(a2, b5));
-  v128.store(p + 5 * s, f64x2.sub(a2, b5));
-  v128.store(p + 3 * s, f64x2.add(a3, b4));
-  v128.store(p + 4 * s, f64x2.sub(a3, b4));
+  const o0 = f64x2.add(a0, b7),
+    o7 = f64x2.sub(a0, b7),
+    o1 = f64x2.add(a1, b6),
+    o6 = f64x2.sub(a1, b6);
+  const o2 = f64x2.add(a2, b5),
+    o5 = f64x2.sub(a2, b5),
+    o3 = f64x2.add(a3, b4),
+    o4 = f64x2.sub(a3, b4);
+  v128.store(a, v128.shuffle<f64>(o0, o1, 0, 2));
+  v128.store(a + s, v128.shuffle<f64>(o0, o1, 1, 3));
+  v128.store(a, v128.shuffle<f64>(o2, o3, 0, 2), 16);
+  v128.store(a + s, v128.shuffle<f64>(o2, o3, 1, 3), 16);
+  v128.store(a, v128.shuffle<f64>(o4, o5, 0, 2), 32);
+  v128.store(a + s, v128.shuffle<f64>(o4, o5, 1, 3), 32);
+  v128.store(a, v128.shuffle<f64>(o6, o7, 0, 2), 48);
+  v128.store(a + s, v128.shuffle<f64>(o6, o7, 1, 3), 48);
 }
 
-/** Rows `a` and `a + s` (8 doubles each) into SCRATCH as 8 pairs: (row a's k, row a + s's k). */
+/**
+ * Columns `c` and `c + 1` of the block at `b` (rows `s` bytes apart): forward DCT, quantisation (rounded as
+ * Math.round does), dequantisation and inverse DCT, in place. A pair whose AC terms all quantised to 0 repeats its
+ * DC terms (the inverse DCT of such a column gives exactly that). Returns whether a column other than the first
+ * kept a term, so that the rows need their inverse DCT.
+ */
 // @ts-ignore: decorator
 @inline
-function pairRows(a: usize, s: usize): void {
-  for (let k: usize = 0; k < 8; k += 2) {
-    const x = v128.load(a + (k << 3)),
-      y = v128.load(a + s + (k << 3));
-    v128.store(SCRATCH + (k << 4), v128.shuffle<f64>(x, y, 0, 2));
-    v128.store(SCRATCH + (k << 4) + 16, v128.shuffle<f64>(x, y, 1, 3));
-  }
-}
-
-/** SCRATCH's pairs back into rows `a` and `a + s`. */
-// @ts-ignore: decorator
-@inline
-function unpairRows(a: usize, s: usize): void {
-  for (let k: usize = 0; k < 8; k += 2) {
-    const x = v128.load(SCRATCH + (k << 4)),
-      y = v128.load(SCRATCH + (k << 4) + 16);
-    v128.store(a + (k << 3), v128.shuffle<f64>(x, y, 0, 2));
-    v128.store(a + s + (k << 3), v128.shuffle<f64>(x, y, 1, 3));
-  }
+function roundTripColumns(b: usize, s: usize, f: usize, c: usize): bool {
+  const p = b + (c << 3);
+  const fw = f + (c << 3),
+    iv = f + 512 + (c << 3);
+  const d0 = v128.load(p);
+  const d1 = v128.load(p + 1 * s);
+  const d2 = v128.load(p + 2 * s);
+  const d3 = v128.load(p + 3 * s);
+  const d4 = v128.load(p + 4 * s);
+  const d5 = v128.load(p + 5 * s);
+  const d6 = v128.load(p + 6 * s);
+  const d7 = v128.load(p + 7 * s);
+  const t0 = f64x2.add(d0, d7),
+    t7 = f64x2.sub(d0, d7),
+    t1 = f64x2.add(d1, d6),
+    t6 = f64x2.sub(d1, d6);
+  const t2 = f64x2.add(d2, d5),
+    t5 = f64x2.sub(d2, d5),
+    t3 = f64x2.add(d3, d4),
+    t4 = f64x2.sub(d3, d4);
+  const e10 = f64x2.add(t0, t3),
+    e13 = f64x2.sub(t0, t3),
+    e11 = f64x2.add(t1, t2),
+    e12 = f64x2.sub(t1, t2);
+  const o0 = f64x2.add(e10, e11),
+    o4 = f64x2.sub(e10, e11);
+  const z1 = f64x2.mul(f64x2.add(e12, e13), f64x2.splat(0.707106781));
+  const o2 = f64x2.add(e13, z1),
+    o6 = f64x2.sub(e13, z1);
+  const o10 = f64x2.add(t4, t5),
+    o11 = f64x2.add(t5, t6),
+    o12 = f64x2.add(t6, t7);
+  const z5 = f64x2.mul(f64x2.sub(o10, o12), f64x2.splat(0.382683433));
+  const z2 = f64x2.add(f64x2.mul(f64x2.splat(0.5411961), o10), z5);
+  const z4 = f64x2.add(f64x2.mul(f64x2.splat(1.306562965), o12), z5);
+  const z3 = f64x2.mul(o11, f64x2.splat(0.707106781));
+  const z11 = f64x2.add(t7, z3),
+    z13 = f64x2.sub(t7, z3);
+  const o5 = f64x2.add(z13, z2),
+    o3 = f64x2.sub(z13, z2),
+    o1 = f64x2.add(z11, z4),
+    o7 = f64x2.sub(z11, z4);
+  const half = f64x2.splat(0.5),
+    zero = f64x2.splat(0);
+  const q0 = f64x2.floor(f64x2.add(f64x2.mul(o0, v128.load(fw)), half));
+  const q1 = f64x2.floor(f64x2.add(f64x2.mul(o1, v128.load(fw, 64)), half));
+  const q2 = f64x2.floor(f64x2.add(f64x2.mul(o2, v128.load(fw, 128)), half));
+  const q3 = f64x2.floor(f64x2.add(f64x2.mul(o3, v128.load(fw, 192)), half));
+  const q4 = f64x2.floor(f64x2.add(f64x2.mul(o4, v128.load(fw, 256)), half));
+  const q5 = f64x2.floor(f64x2.add(f64x2.mul(o5, v128.load(fw, 320)), half));
+  const q6 = f64x2.floor(f64x2.add(f64x2.mul(o6, v128.load(fw, 384)), half));
+  const q7 = f64x2.floor(f64x2.add(f64x2.mul(o7, v128.load(fw, 448)), half));
+  const any = v128.or(
+    v128.or(v128.or(f64x2.ne(q1, zero), f64x2.ne(q2, zero)), v128.or(f64x2.ne(q3, zero), f64x2.ne(q4, zero))),
+    v128.or(v128.or(f64x2.ne(q5, zero), f64x2.ne(q6, zero)), f64x2.ne(q7, zero)),
+  );
+  const v0 = f64x2.mul(q0, v128.load(iv));
+  const v1 = f64x2.mul(q1, v128.load(iv, 64));
+  const v2 = f64x2.mul(q2, v128.load(iv, 128));
+  const v3 = f64x2.mul(q3, v128.load(iv, 192));
+  const v4 = f64x2.mul(q4, v128.load(iv, 256));
+  const v5 = f64x2.mul(q5, v128.load(iv, 320));
+  const v6 = f64x2.mul(q6, v128.load(iv, 384));
+  const v7 = f64x2.mul(q7, v128.load(iv, 448));
+  if (v128.any_true(any)) {
+    const e10 = f64x2.add(v0, v4),
+      e11 = f64x2.sub(v0, v4),
+      e13 = f64x2.add(v2, v6);
+    const e12 = f64x2.sub(f64x2.mul(f64x2.sub(v2, v6), f64x2.splat(1.414213562)), e13);
+    const a0 = f64x2.add(e10, e13),
+      a3 = f64x2.sub(e10, e13),
+      a1 = f64x2.add(e11, e12),
+      a2 = f64x2.sub(e11, e12);
+    const z13 = f64x2.add(v5, v3),
+      z10 = f64x2.sub(v5, v3),
+      z11 = f64x2.add(v1, v7),
+      z12 = f64x2.sub(v1, v7);
+    const b7 = f64x2.add(z11, z13);
+    const b11 = f64x2.mul(f64x2.sub(z11, z13), f64x2.splat(1.414213562));
+    const z5 = f64x2.mul(f64x2.add(z10, z12), f64x2.splat(1.847759065));
+    const b10 = f64x2.sub(z5, f64x2.mul(z12, f64x2.splat(1.0823922)));
+    const b12 = f64x2.sub(z5, f64x2.mul(z10, f64x2.splat(2.61312593)));
+    const b6 = f64x2.sub(b12, b7);
+    const b5 = f64x2.sub(b11, b6);
+    const b4 = f64x2.sub(b10, b5);
+    const r0 = f64x2.add(a0, b7),
+      r7 = f64x2.sub(a0, b7),
+      r1 = f64x2.add(a1, b6),
+      r6 = f64x2.sub(a1, b6);
+    const r2 = f64x2.add(a2, b5),
+      r5 = f64x2.sub(a2, b5),
+      r3 = f64x2.add(a3, b4),
+      r4 = f64x2.sub(a3, b4);
+    v128.store(p, r0);
+    v128.store(p + 1 * s, r1);
+    v128.store(p + 2 * s, r2);
+    v128.store(p + 3 * s, r3);
+    v128.store(p + 4 * s, r4);
+    v128.store(p + 5 * s, r5);
+    v128.store(p + 6 * s, r6);
+    v128.store(p + 7 * s, r7);
+  } else for (let u: usize = 0; u < 8; u++) v128.store(p + u * s, v0);
+  const kept = v128.or(any, f64x2.ne(q0, zero));
+  return c === 0 ? i64x2.extract_lane(kept, 1) !== 0 : v128.any_true(kept);
 }
 
 /**
  * Forward DCT, quantisation, dequantisation and inverse DCT of the 8x8 block at `b` (rows `s` bytes apart), in place,
- * as jpeg-pass.ts's roundTripBlock does: `f` holds 64 forward divisors then 64 inverse multipliers. A column pair
- * whose AC terms all quantised to 0 repeats its DC terms; the rows are skipped when every column but the first did
- * (the transforms of such columns and rows give those values exactly).
+ * as jpeg-pass.ts's roundTripBlock does: `f` holds 64 forward divisors then 64 inverse multipliers. The rows' inverse
+ * is skipped when every column but the first kept only its DC term (each row is then constant).
  */
 function roundTripBlock(b: usize, s: usize, f: usize): void {
-  for (let r: usize = 0; r < 8; r += 2) {
-    pairRows(b + r * s, s);
-    fdct8(SCRATCH, 16);
-    unpairRows(b + r * s, s);
-  }
-  const half = f64x2.splat(0.5);
-  const zero = f64x2.splat(0);
+  for (let r: usize = 0; r < 8; r += 2) fdctRows(b + r * s, s);
   let rows = false;
-  for (let c: usize = 0; c < 8; c += 2) {
-    const p = b + (c << 3);
-    fdct8(p, s);
-    const dc = f64x2.floor(f64x2.add(f64x2.mul(v128.load(p), v128.load(f + (c << 3))), half));
-    const d = f64x2.mul(dc, v128.load(f + 512 + (c << 3)));
-    v128.store(p, d);
-    let any = zero;
-    for (let u: usize = 1; u < 8; u++) {
-      const k = (u * 8 + c) << 3;
-      const q = f64x2.floor(f64x2.add(f64x2.mul(v128.load(p + u * s), v128.load(f + k)), half));
-      v128.store(p + u * s, f64x2.mul(q, v128.load(f + 512 + k)));
-      any = v128.or(any, f64x2.ne(q, zero));
-    }
-    if (v128.any_true(any)) idct8(p, s);
-    else for (let u: usize = 1; u < 8; u++) v128.store(p + u * s, d);
-    const kept = v128.or(any, f64x2.ne(dc, zero));
-    if (c === 0 ? i64x2.extract_lane(kept, 1) !== 0 : v128.any_true(kept)) rows = true;
-  }
-  if (rows)
-    for (let r: usize = 0; r < 8; r += 2) {
-      pairRows(b + r * s, s);
-      idct8(SCRATCH, 16);
-      unpairRows(b + r * s, s);
-    }
+  for (let c: usize = 0; c < 8; c += 2) if (roundTripColumns(b, s, f, c)) rows = true;
+  if (rows) for (let r: usize = 0; r < 8; r += 2) idctRows(b + r * s, s);
   else
     for (let r: usize = 0; r < 8; r++) {
       const v = f64x2.splat(load<f64>(b + r * s));

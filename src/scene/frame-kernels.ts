@@ -6,6 +6,7 @@
  */
 import { LINEAR_MAX } from './colour.ts';
 import { FRAME_KERNELS_WASM } from './frame-kernels.wasm.ts';
+import type { Factors } from './jpeg-pass.ts';
 
 interface Exports {
   develop420(
@@ -37,12 +38,6 @@ const MODULE = new WebAssembly.Module(Uint8Array.from(atob(FRAME_KERNELS_WASM), 
 const RESERVED = 1 << 16;
 const PAGE = 1 << 16;
 
-/** The per-block factor tables of the JPEG pass: forward divisors, then inverse multipliers (64 each). */
-export interface BlockFactors {
-  readonly fwd: Float64Array;
-  readonly inv: Float64Array;
-}
-
 /** A camera model's buffers in WebAssembly memory and the kernels that work on them (4:2:0, sizes multiple of 16). */
 export class FrameKernels {
   readonly width: number;
@@ -68,8 +63,11 @@ export class FrameKernels {
   readonly #luma: number;
   readonly #chroma: number;
 
-  constructor(width: number, height: number, noiseSize: number, luma: BlockFactors, chroma: BlockFactors) {
+  constructor(width: number, height: number, noiseSize: number, luma: Factors, chroma: Factors) {
     if (width % 16 !== 0 || height % 16 !== 0) throw new RangeError('frame kernels need whole 16x16 MCUs');
+    // asm/frame-kernels.ts has these sizes built in (NOISE_MASK, TONE_G and TONE_B).
+    if (noiseSize !== 1 << 16 || LINEAR_MAX !== 4095)
+      throw new RangeError('asm/frame-kernels.ts expects 65536 noise draws and 4096 linear levels');
     this.width = width;
     this.height = height;
     const n = width * height;

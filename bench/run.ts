@@ -54,12 +54,24 @@ if (process.argv.includes('armature')) {
   await runArmatureBench();
   process.exit(0);
 }
-/** `npm run bench -- limp-rest [robot...] [starts [seconds]]`: when a limp robot rests, from starts near its own. */
+/** `npm run bench -- limp-rest [robot or config.json ...] [starts [seconds]]`: when a limp robot rests, from starts near its own. */
 if (process.argv.includes('limp-rest')) {
   const { runLimpRestBench } = await import('./limp-rest.ts');
-  const robots = ['ergo-jr', 'torso', 'humanoid'].filter((r) => process.argv.includes(r));
+  const robots = process.argv.filter(
+    (a) => ['ergo-jr', 'torso', 'humanoid'].includes(a) || a.endsWith('.json'),
+  );
   const [starts = 8, seconds = 12] = process.argv.filter((a) => /^\d+$/.test(a)).map(Number);
   await runLimpRestBench(robots.length ? robots : ['ergo-jr', 'torso', 'humanoid'], starts, seconds);
+  process.exit(0);
+}
+/** `npm run bench -- step-cost [robot or config.json ...] [seconds]`: a step of the moving robot and Rapier's share. */
+if (process.argv.includes('step-cost')) {
+  const { runStepCostBench } = await import('./step-cost.ts');
+  const robots = process.argv.filter(
+    (a) => ['ergo-jr', 'torso', 'humanoid'].includes(a) || a.endsWith('.json'),
+  );
+  const [seconds = 4] = process.argv.filter((a) => /^\d+$/.test(a)).map(Number);
+  await runStepCostBench(robots.length ? robots : ['ergo-jr', 'torso', 'humanoid'], seconds);
   process.exit(0);
 }
 /** `npm run bench -- classroom`: thirty twins in one process under a student's load each, and the capacity. */

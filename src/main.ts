@@ -11,11 +11,9 @@ import type { Classroom } from './classroom/classroom.ts';
 import type { ShardedClassroom } from './classroom/sharded.ts';
 import { Phases } from './core/phases.ts';
 import v8 from 'node:v8';
-// Compiled here, before the physics' --liftoff-only below: the camera's and PNG's WebAssembly keeps V8's optimising
-// tier (on baseline code only a frame costs more than in JavaScript; docs/decisions/0051-camera-frame-cost.md).
+// Compiled before the physics' --liftoff-only below, so they keep V8's optimising tier (docs/decisions/0051).
 import './scene/frame-kernels.ts';
 import './vision/png-filter.ts';
-
 /** V8's own growth factor of the young generation (its default), given back once the server listens. */
 const V8_SEMI_SPACE_GROWTH = 2;
 

@@ -183,7 +183,7 @@ export class CameraModel {
     const jpeg = this.#jpeg;
     this.#kernels =
       jpeg && jpeg.subsample && width % 16 === 0 && height % 16 === 0 && options.webAssembly !== false
-        ? new FrameKernels(width, height, NOISE_SIZE, jpeg.factors.luma, jpeg.factors.chroma)
+        ? new FrameKernels(width, height, NOISE_SIZE, jpeg.luma, jpeg.chroma)
         : undefined;
     const k = this.#kernels;
     this.#map = k?.map ?? new Int32Array(n);

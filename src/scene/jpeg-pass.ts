@@ -191,8 +191,9 @@ export const CR_R = 0.5,
 export class JpegPass {
   /** Height of an MCU row (a band), pixels. */
   readonly mcu: number;
-  readonly #luma: Factors;
-  readonly #chroma: Factors;
+  /** The luma and chroma blocks' factor tables: forward divisors and inverse multipliers, AAN scaling folded in. */
+  readonly luma: Factors;
+  readonly chroma: Factors;
   /** One band's planes, centred on 0, in raster order: luma `mcu` rows, chroma 8 rows, padded to whole blocks. */
   #y = new Float64Array(0);
   #cb = new Float64Array(0);
@@ -205,13 +206,8 @@ export class JpegPass {
   constructor(quality: number, subsample = true) {
     this.subsample = subsample;
     this.mcu = subsample ? 16 : 8;
-    this.#luma = factors(quantTable(LUMA_TABLE, quality));
-    this.#chroma = factors(quantTable(CHROMA_TABLE, quality));
-  }
-
-  /** The luma and chroma blocks' factor tables: forward divisors and inverse multipliers, AAN scaling folded in. */
-  get factors(): { luma: Factors; chroma: Factors } {
-    return { luma: this.#luma, chroma: this.#chroma };
+    this.luma = factors(quantTable(LUMA_TABLE, quality));
+    this.chroma = factors(quantTable(CHROMA_TABLE, quality));
   }
 
   /** The whole picture, in place. */
@@ -256,10 +252,10 @@ export class JpegPass {
       Cb = this.#cb,
       Cr = this.#cr;
     for (let by = 0; by < mcu; by += 8)
-      for (let bx = 0; bx < W; bx += 8) roundTripBlock(Y, by * W + bx, W, this.#luma);
+      for (let bx = 0; bx < W; bx += 8) roundTripBlock(Y, by * W + bx, W, this.luma);
     for (let bx = 0; bx < CW; bx += 8) {
-      roundTripBlock(Cb, bx, CW, this.#chroma);
-      roundTripBlock(Cr, bx, CW, this.#chroma);
+      roundTripBlock(Cb, bx, CW, this.chroma);
+      roundTripBlock(Cr, bx, CW, this.chroma);
     }
     if (this.subsample) this.#merge420(rgb, width, height, top, W);
     else this.#merge444(rgb, width, height, top);

@@ -60,9 +60,9 @@ export async function startServerProcess(args: readonly string[]): Promise<Runni
 }
 
 /** The framework's ceiling: bench/trivial-server.ts (one trivial fastify route) in its own process. */
-export async function startTrivialServer(): Promise<RunningServer> {
+export async function startTrivialServer(kind: 'get' | 'post' = 'get'): Promise<RunningServer> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts', kind], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -143,6 +143,8 @@ export interface EdgeResult {
   /** Requests per second of each round, per target. */
   readonly rounds: {
     readonly trivial: number[];
+    /** fastify's trivial POST with the goto's body: the framework's own cost of a POST (a reference, no goal). */
+    readonly trivialPost: number[];
     readonly register: number[];
     readonly robot: number[];
     readonly goto: number[];
@@ -160,18 +162,21 @@ export interface EdgeResult {
  */
 export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult> {
   const trivial = await startTrivialServer();
+  const trivialPost = await startTrivialServer('post');
   const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
   try {
     await stiffen(torso.url, 'head_z');
     const goto = gotoRequests();
     const targets: [keyof EdgeResult['rounds'], string, Partial<autocannon.Options>][] = [
       ['trivial', `${trivial.url}/trivial.json`, {}],
+      ['trivialPost', `${trivialPost.url}/trivial-goto.json`, goto],
       ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`, {}],
       ['robot', `${torso.url}/robot.json`, {}],
       ['goto', `${torso.url}/motors/head_z/goto.json`, goto],
     ];
     const out = {
       trivial: [] as number[],
+      trivialPost: [] as number[],
       register: [] as number[],
       robot: [] as number[],
       goto: [] as number[],
@@ -190,6 +195,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult>
     return { rounds: out, p99Ms, seconds };
   } finally {
     await stopServerProcess(trivial);
+    await stopServerProcess(trivialPost);
     await stopServerProcess(torso);
   }
 }
@@ -208,12 +214,13 @@ export const median = (xs: readonly number[]): number => {
  */
 export function edgeRatios(
   e: EdgeResult,
-  target: 'register' | 'robot' | 'goto',
+  target: 'register' | 'robot' | 'goto' | 'trivialPost',
+  against: 'trivial' | 'trivialPost' = 'trivial',
 ): { paired: number; best: number; perRound: number[] } {
-  const perRound = e.rounds[target].map((x, r) => x / e.rounds.trivial[r]!);
+  const perRound = e.rounds[target].map((x, r) => x / e.rounds[against][r]!);
   return {
     paired: median(perRound),
-    best: Math.max(...e.rounds[target]) / Math.max(...e.rounds.trivial),
+    best: Math.max(...e.rounds[target]) / Math.max(...e.rounds[against]),
     perRound,
   };
 }
@@ -221,14 +228,18 @@ export function edgeRatios(
 /** Lines for the edge bench: each target's rounds, best and median, and its ratios to the trivial route. */
 export function edgeReport(e: EdgeResult): string[] {
   const lines = (Object.entries(e.rounds) as [keyof EdgeResult['rounds'], number[]][]).map(([name, xs]) => {
-    const line = `      ${name.padEnd(10)} best ${Math.max(...xs)
+    const line = `      ${name.padEnd(11)} best ${Math.max(...xs)
       .toFixed(0)
       .padStart(
         6,
       )} req/s  median ${median(xs).toFixed(0).padStart(6)}  rounds ${xs.map((x) => x.toFixed(0)).join(', ')}`;
     if (name === 'trivial') return line;
     const r = edgeRatios(e, name);
-    return `${line}\n${' '.repeat(17)}against the trivial route: round by round ${r.perRound.map((x) => x.toFixed(2)).join(', ')} (median ${r.paired.toFixed(2)}x); best rounds ${r.best.toFixed(2)}x`;
+    const post =
+      name === 'goto'
+        ? `\n${' '.repeat(17)}against fastify's trivial POST: median ${edgeRatios(e, name, 'trivialPost').paired.toFixed(2)}x`
+        : '';
+    return `${line}\n${' '.repeat(17)}against the trivial route: round by round ${r.perRound.map((x) => x.toFixed(2)).join(', ')} (median ${r.paired.toFixed(2)}x); best rounds ${r.best.toFixed(2)}x${post}`;
   });
   const slow = e.p99Ms.filter((r) => r.ms > 20).map((r) => `${r.target} ${r.ms} ms`);
   lines.push(

@@ -1,6 +1,11 @@
 import os from 'node:os';
 import type { Robot } from '../../robot/robot.ts';
-import { type ChangeCounter, type PrimitiveCatalogue, robotJsonWriter } from '../robot-answer.ts';
+import {
+  type ChangeCounter,
+  type PrimitiveCatalogue,
+  cachedBytes,
+  robotJsonWriter,
+} from '../robot-answer.ts';
 import { z } from 'zod';
 import { RawReply, route, type RouteSpec } from '../route.ts';
 
@@ -15,7 +20,7 @@ export function hostIp(): string {
 }
 
 export function miscRoutes(robot: Robot, primitives: PrimitiveListing, changes?: ChangeCounter): RouteSpec[] {
-  const robotJson = robotJsonWriter(robot, primitives, changes);
+  const robotJson = cachedBytes(robotJsonWriter(robot, primitives, changes));
   return [
     route({
       method: 'GET',

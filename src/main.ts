@@ -11,9 +11,6 @@ import type { Classroom } from './classroom/classroom.ts';
 import type { ShardedClassroom } from './classroom/sharded.ts';
 import { Phases } from './core/phases.ts';
 import v8 from 'node:v8';
-// Compiled before the physics' --liftoff-only below, so they keep V8's optimising tier (docs/decisions/0051).
-import './scene/frame-kernels.ts';
-import './vision/png-filter.ts';
 /** V8's own growth factor of the young generation (its default), given back once the server listens. */
 const V8_SEMI_SPACE_GROWTH = 2;
 
@@ -213,8 +210,11 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const physics = physicsCode(opts);
-  // Process-wide and read when the engine's WebAssembly compiles: set before anything loads it.
-  if (physics === 'lean') v8.setFlagsFromString('--liftoff-only');
+  // Read as WebAssembly compiles: the frame kernels compile first (V8's top tier, decision 0051), the engine after.
+  if (physics === 'lean') {
+    await Promise.all([import('./scene/frame-kernels.ts'), import('./vision/png-filter.ts')]);
+    v8.setFlagsFromString('--liftoff-only');
+  }
   // The start-up's burst of allocations would grow the young generation to 16-32 MB, kept for good: it stays at its
   // first size until the server listens, then grows under load as V8 sees fit (idle Torso 120 -> 104 MB).
   v8.setFlagsFromString('--semi-space-growth-factor=1');

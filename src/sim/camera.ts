@@ -22,7 +22,8 @@ import type { CardTable } from '../scene/cards.ts';
 import { type CardState } from '../scene/cards.ts';
 import type { TwinScene } from '../scene/twin-scene.ts';
 import type * as TwinSceneModule from '../scene/twin-scene.ts';
-import type { ImageEffects, Rasterizer } from '../scene/rasterizer.ts';
+import type { ImageEffects } from '../scene/clean-effects.ts';
+import type { Rasterizer } from '../scene/rasterizer.ts';
 import type * as RasterizerModule from '../scene/rasterizer.ts';
 import { CameraModel, checkLens } from '../scene/camera-model.ts';
 

@@ -6,7 +6,7 @@ import { loadUrdf } from '../../src/urdf/parse.ts';
 import { composePoses, matrixToRpy, poseFromOrigin, rotX } from '../../src/urdf/transform.ts';
 import { CardTable } from '../../src/scene/cards.ts';
 import { SimCamera } from '../../src/sim/camera.ts';
-import type { ImageEffects } from '../../src/scene/rasterizer.ts';
+import type { ImageEffects } from '../../src/scene/clean-effects.ts';
 import { DEFAULT_ROOM } from '../../src/config/room.ts';
 
 export const CARDS = [

@@ -75,6 +75,27 @@ const worldSchema = z.strictObject({
   cards: z.array(cardSchema).default([]),
   /** The room the camera sees around the robot (src/config/room.ts); absent: the default room. */
   room: roomSchema.optional(),
+  /**
+   * Which links collide: every two not sharing a joint, or only those three joints apart or more, as robot tools list
+   * "adjacent" pairs in an allowed-collision matrix; where links two joints apart meet is then a joint stop
+   * (docs/decisions/0034-humanoid-measured-shapes.md).
+   */
+  selfCollision: z.enum(['beyond-one-joint', 'beyond-two-joints']).default('beyond-one-joint'),
+  /**
+   * Where the robot's parts stop a joint, by joint name: its lower and upper angle (URDF joint angle, degrees; null:
+   * no stop on that side). Absent: a joint turns until a link meets another.
+   */
+  jointStops: z
+    .record(
+      z.string(),
+      z
+        .tuple([z.number().min(-180).max(180).nullable(), z.number().min(-180).max(180).nullable()])
+        .refine(
+          ([lo, hi]) => lo === null || hi === null || lo < hi,
+          'the lower stop must be below the upper',
+        ),
+    )
+    .default({}),
 });
 
 const startupSchema = z.strictObject({
@@ -104,7 +125,7 @@ export const robotConfigSchema = z
     camera: cameraSchema.nullable().default(null),
     markerDetector: z.boolean().default(false),
     /** What surrounds the robot in the twin: the table and the marker cards (sim only). */
-    world: worldSchema.default({ table: null, cards: [] }),
+    world: worldSchema.default({ table: null, cards: [], selfCollision: 'beyond-one-joint', jointStops: {} }),
     startup: startupSchema.default({ safeCompliant: [], pose: {} }),
     /** How the commands of several running primitives on one register combine (docs/reference/pypot.md 4.6). */
     primitiveCombine: z.enum(['sum', 'mean']).default('mean'),

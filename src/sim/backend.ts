@@ -12,6 +12,7 @@ import { userToJoint } from '../core/frames.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
+import { jointStopsOf } from './build-world.ts';
 import { SimServo } from './servo.ts';
 import { SimHands } from './hand.ts';
 import { readRegister, writeRegister } from './servo-registers.ts';
@@ -210,6 +211,8 @@ export class SimBackend implements Backend {
       armature,
       initialAngles: initial,
       table: config.world.table,
+      selfCollision: config.world.selfCollision,
+      jointStops: jointStopsOf(config, urdf),
       restWhenStill: this.#opts.restWhenStill,
     });
     this.#startAngles = initial;

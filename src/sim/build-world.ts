@@ -4,10 +4,17 @@
  */
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot, UrdfJoint } from '../urdf/types.ts';
-import type { TableConfig } from '../config/robot-config.ts';
+import type { RobotConfig, TableConfig } from '../config/robot-config.ts';
+import { ConfigError } from '../core/errors.ts';
 import { type Quat, type V3, qalignX, qmul, qrpy, symmetricEigen } from './quat.ts';
 import { linkPoses } from './link-poses.ts';
-import { type LinkCollider, separateDesignedOverlaps, settledShape, shapeOf } from './collision-shapes.ts';
+import {
+  type LinkCollider,
+  pairsTwoJointsApart,
+  separateDesignedOverlaps,
+  settledShape,
+  shapeOf,
+} from './collision-shapes.ts';
 
 let rapierReady: Promise<void> | undefined;
 /** Loads Rapier's WASM once per process (it is a module, not state of ours to reset). */
@@ -33,6 +40,10 @@ export interface WorldOptions {
   readonly gravity?: number;
   /** Stop stepping the solver while the robot is at rest (default true; see rest.ts). */
   readonly restWhenStill?: boolean;
+  /** Which links collide (robot config world.selfCollision; default every two not sharing a joint). */
+  readonly selfCollision?: 'beyond-one-joint' | 'beyond-two-joints';
+  /** Where the parts stop a joint (rad), by joint name: lower, upper (null: no stop that side); robot config. */
+  readonly jointStops?: ReadonlyMap<string, readonly [number | null, number | null]>;
 }
 
 /** Plastic cases on plastic and on a wooden table: they slide, but grip. */
@@ -103,6 +114,26 @@ export interface WorldParts {
 
 const X_AXIS: V3 = [1, 0, 0];
 
+/** The robot config's joint stops (degrees) in radians, each naming a joint of the URDF. */
+export function jointStopsOf(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+): Map<string, [number | null, number | null]> {
+  const names = new Set(urdf.joints.map((j) => j.name));
+  const rad = (deg: number | null) => (deg === null ? null : (deg * Math.PI) / 180);
+  return new Map(
+    Object.entries(config.world.jointStops).map(([name, [lo, hi]]) => {
+      if (!names.has(name))
+        throw new ConfigError(
+          `world.jointStops.${name}`,
+          `no joint "${name}" in ${config.urdfPath}`,
+          config.source || undefined,
+        );
+      return [name, [rad(lo), rad(hi)]];
+    }),
+  );
+}
+
 export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<WorldParts> {
   await initRapier();
   const gravity = opts.gravity ?? DEFAULT_GRAVITY;
@@ -161,7 +192,8 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
       linkColliders.push({ link: link.name, collider, shape: settledShape(collider, shape), p, q });
     }
   }
-  const designedOverlaps = separateDesignedOverlaps(urdf, linkColliders, linkPoses(urdf));
+  const apart = opts.selfCollision === 'beyond-two-joints' ? pairsTwoJointsApart(urdf) : [];
+  const designedOverlaps = separateDesignedOverlaps(urdf, linkColliders, linkPoses(urdf), apart);
   if (opts.table) {
     const t = opts.table;
     const body = world.createRigidBody(
@@ -193,12 +225,15 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
     joint.setLocalFrame2({ x: 0, y: 0, z: 0 }, frame2);
     // The two links of a joint touch by design: no contacts between them. Every other pair of links collides, but
     // for those whose shapes already overlap at the zero pose (separateDesignedOverlaps; the generated boxes leave
-    // out each link's own joint, so none of theirs do).
+    // out each link's own joint, so none of theirs do) and, where the robot says so, those two joints apart.
     joint.setContactsEnabled(false);
     joint.configureMotorModel(RAPIER.MotorModel.ForceBased);
     joint.setMotorMaxForce(0);
-    // No Rapier limits: a Dynamixel's angle limits are firmware (the goal is clamped to them), not stops; a limp
-    // joint can be turned past them by hand, and what stops a link is another link or the table.
+    // A Dynamixel's angle limits are firmware (the goal is clamped to them), not stops: a limp joint can be turned
+    // past them by hand. What stops a link is another link, the table, or where the robot's parts meet (jointStops;
+    // Rapier measures the angle within +-180 degrees, so a side without a stop is left at 180).
+    const stop = opts.jointStops?.get(j.name);
+    if (stop) joint.setLimits(stop[0] ?? -Math.PI, stop[1] ?? Math.PI);
     const start = opts.initialAngles?.get(j.name) ?? 0;
     joints.push({
       urdf: j,

@@ -1,6 +1,6 @@
 /**
  * The robot's collision shapes in Rapier: a URDF shape as a Rapier shape, placed where its link is, and the pairs of
- * links whose shapes overlap by design at the zero pose, which never collide.
+ * links that never collide (overlapping by design at the zero pose; two joints apart where the robot says so).
  */
 import RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot, UrdfShape } from '../urdf/types.ts';
@@ -35,21 +35,36 @@ function boundingRadius(s: RAPIER.Shape): number {
   return Infinity;
 }
 
+/** Links two joints apart: a link and its grandchild, and two children of one link. */
+export function pairsTwoJointsApart(urdf: UrdfRobot): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const j of urdf.joints) {
+    for (const k of urdf.joints) if (k.parent === j.child) pairs.push([j.parent, k.child]);
+    for (const k of urdf.joints)
+      if (k.parent === j.parent && k.child > j.child) pairs.push([j.child, k.child]);
+  }
+  return pairs;
+}
+
 /**
  * Links whose collision shapes already overlap at the zero pose, where the robot is assembled with nothing in
  * collision, overlap by design (a collision mesh drawn through a neighbour's neighbour, such as the Poppy spine's
  * through the chest across the two-servo bust block): they never collide with each other. Computed from the shapes,
- * not listed by hand, as robot setup tools do. Applied with Rapier's collision groups: one membership bit per link
- * on one side of such a pair, left out of the filter of the links it must not meet (16 bits: enough for the Poppy
- * robots; more pairs than bits is an error, not a silent miss). `zero`: the links' poses at the zero pose.
+ * not listed by hand, as robot setup tools do. `zero`: the links' poses at the zero pose; `apart`: pairs that never
+ * collide anyway (pairsTwoJointsApart where the robot config says so), not scanned. Both kept apart by
+ * noContactGroups.
  */
 export function separateDesignedOverlaps(
   urdf: UrdfRobot,
   colliders: readonly LinkCollider[],
   zero: ReadonlyMap<string, LinkPose>,
+  apart: readonly (readonly [string, string])[] = [],
 ): (readonly [string, string])[] {
-  const neighbours = new Set(
-    urdf.joints.flatMap((j) => [`${j.parent}|${j.child}`, `${j.child}|${j.parent}`]),
+  const skip = new Set(
+    [...urdf.joints.map((j) => [j.parent, j.child] as const), ...apart].flatMap(([a, b]) => [
+      `${a}|${b}`,
+      `${b}|${a}`,
+    ]),
   );
   const placed = colliders.map((c) => ({
     link: c.link,
@@ -57,30 +72,49 @@ export function separateDesignedOverlaps(
     ...placeShape(zero.get(c.link)!, c),
   }));
   const pairs: (readonly [string, string])[] = [];
-  const paired = new Set<string>(); // "a|b" both ways: a link with several shapes is one pair
   for (let i = 0; i < placed.length; i++)
     for (let k = i + 1; k < placed.length; k++) {
       const a = placed[i]!;
       const b = placed[k]!;
       const key = `${a.link}|${b.link}`;
-      if (a.link === b.link || neighbours.has(key) || paired.has(key)) continue;
+      // Skipped: a link's own shapes, joined links, and a pair found already (a link's several shapes are one pair).
+      if (a.link === b.link || skip.has(key)) continue;
       // Apart for sure: most pairs, and a hull's exact query costs tens of microseconds (it is rebuilt each call).
       const centres = Math.hypot(a.p.x - b.p.x, a.p.y - b.p.y, a.p.z - b.p.z);
       if (centres > a.radius + b.radius) continue;
       if (overlapDepth(a, b) <= DESIGNED_OVERLAP) continue;
       pairs.push([a.link, b.link]);
-      paired.add(key).add(`${b.link}|${a.link}`);
+      skip.add(key).add(`${b.link}|${a.link}`);
     }
+  noContactGroups(colliders, [...pairs, ...apart]);
+  return pairs;
+}
+
+/**
+ * Keeps each pair of links out of contact with Rapier's collision groups (free in the solver, unlike a joint): one
+ * membership bit per owner, a link on one side of some pairs, left out of the filter of the links it must not meet.
+ * Owners are taken most-paired first (the Humanoid's pairs two joints apart need 14 bits so, 16 in pair order); more
+ * owners than Rapier's 16 bits is an error, not a silent miss.
+ */
+function noContactGroups(
+  colliders: readonly LinkCollider[],
+  pairs: readonly (readonly [string, string])[],
+): void {
   const bitOf = new Map<string, number>();
   const excluded = new Map<string, number>(); // link -> bits it must not meet
-  for (const [a, b] of pairs) {
-    let [owner, other] = [a, b];
-    if (!bitOf.has(owner) && bitOf.has(other)) [owner, other] = [other, owner];
-    if (!bitOf.has(owner)) {
-      if (bitOf.size === 16) throw new Error(`more than 16 links overlap by design at the zero pose`);
-      bitOf.set(owner, bitOf.size);
-    }
-    excluded.set(other, (excluded.get(other) ?? 0) | (1 << bitOf.get(owner)!));
+  let left = pairs;
+  while (left.length > 0) {
+    const count = new Map<string, number>();
+    for (const pair of left) for (const link of pair) count.set(link, (count.get(link) ?? 0) + 1);
+    const owner = [...count].reduce((best, c) => (c[1] > best[1] ? c : best))[0];
+    if (bitOf.size === 16) throw new Error('more than 16 links to keep out of contact with collision groups');
+    bitOf.set(owner, bitOf.size);
+    for (const [a, b] of left)
+      if (a === owner || b === owner) {
+        const other = a === owner ? b : a;
+        excluded.set(other, (excluded.get(other) ?? 0) | (1 << bitOf.get(owner)!));
+      }
+    left = left.filter(([a, b]) => a !== owner && b !== owner);
   }
   for (const c of colliders) {
     const bit = bitOf.get(c.link);
@@ -89,7 +123,6 @@ export function separateDesignedOverlaps(
     if (membership !== 0xffff || filter !== 0xffff)
       c.collider.setCollisionGroups(((membership << 16) | filter) >>> 0);
   }
-  return pairs;
 }
 
 /**

@@ -11,6 +11,8 @@ import {
   robotConfigPath,
 } from '../../src/config/robot-config.ts';
 import { ConfigError } from '../../src/core/errors.ts';
+import { jointStopsOf } from '../../src/sim/build-world.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
 import { ROBOTS } from '../http/facts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -127,6 +129,24 @@ describe('robot configs', () => {
       ['unknown top-level key', (c) => (c.extra = 1), '(top level)', /extra/],
       ['torque limit over 100', (c) => (c.startup = { torqueLimit: 150 }), 'startup.torqueLimit', /100/],
       ['pose of an unknown motor', (c) => (c.startup = { pose: { zz: 3 } }), 'startup.pose.zz', /"zz"/],
+      [
+        'inverted joint stops',
+        (c) => (c.world = { jointStops: { a: [20, -20] } }),
+        'world.jointStops.a',
+        /lower/,
+      ],
+      [
+        'a joint stop past 180',
+        (c) => (c.world = { jointStops: { a: [null, 200] } }),
+        'world.jointStops.a.1',
+        /180/,
+      ],
+      [
+        'unknown self-collision',
+        (c) => (c.world = { selfCollision: 'none' }),
+        'world.selfCollision',
+        /beyond/,
+      ],
     ];
     for (const [what, edit, field, problem] of cases) {
       it(what, () => {
@@ -178,5 +198,16 @@ describe('robot configs', () => {
     }
     const notConfig = await fails(path.join(ROOT, 'package.json'));
     expect(notConfig.file).to.equal(path.join(ROOT, 'package.json'));
+  });
+
+  it('a joint stop names a joint of the URDF, and is read in radians', async () => {
+    const config = await loadRobotConfig('torso');
+    const urdf = await loadUrdf(config.urdfPath);
+    const stops = (jointStops: Record<string, [number | null, number | null]>) =>
+      jointStopsOf({ ...config, world: { ...config.world, jointStops } }, urdf);
+    expect(stops({ bust_y: [-90, null] }).get('bust_y')).to.deep.equal([-Math.PI / 2, null]);
+    expect(() => stops({ knee: [-10, 10] }))
+      .to.throw(ConfigError, /world\.jointStops\.knee: no joint "knee" in .*torso\.urdf/)
+      .with.property('field', 'world.jointStops.knee');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * URDF collision meshes: read from STL beside the URDF, collided as their convex hulls, and links whose shapes
- * overlap at the zero pose (designed so) kept from colliding with each other.
+ * overlap at the zero pose (designed so) kept from colliding with each other; links two joints apart kept so and joint
+ * stops where a robot config asks for them.
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { expect } from 'chai';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import { writeStl } from '../../src/urdf/stl.ts';
 import { PhysicsWorld } from '../../src/sim/world.ts';
+import type { WorldOptions } from '../../src/sim/build-world.ts';
 import { qrotate, vadd } from '../../src/sim/quat.ts';
 
 /** The 12 triangles of a box of the given size around a centre. */
@@ -118,7 +120,7 @@ describe('sim: collision meshes', () => {
   });
 
   /** base -> a -> b -> c, joints about z; a's box at x 0.05, c's box `cLocal` in c's frame (c sits at x 0.2). */
-  async function chain(cLocal: number) {
+  async function chain(cLocal: number, opts: Partial<WorldOptions> = {}) {
     const joint = (name: string, parent: string, childLink: string, x: number) =>
       `<joint name="${name}" type="continuous"><origin xyz="${x} 0 0"/><parent link="${parent}"/><child link="${childLink}"/><axis xyz="0 0 1"/></joint>`;
     const robot = await load(
@@ -132,7 +134,7 @@ describe('sim: collision meshes', () => {
         'c.stl': boxTriangles([0.04, 0.04, 0.04], [cLocal, 0, 0]),
       },
     );
-    return PhysicsWorld.create(robot, { dt: 0.002, armature: new Map() });
+    return PhysicsWorld.create(robot, { dt: 0.002, armature: new Map(), ...opts });
   }
   const touching = (world: PhysicsWorld) =>
     world.contacts().some((c) => [c.a, c.b].sort().join('/') === 'a/c');
@@ -159,6 +161,45 @@ describe('sim: collision meshes', () => {
       expect(touching(world)).to.equal(true);
     } finally {
       world.free();
+    }
+  });
+
+  it('links two joints apart never touch where the robot collides only links three joints apart or more', async () => {
+    const world = await chain(-0.05, { selfCollision: 'beyond-two-joints' });
+    try {
+      world.setAngles(new Map([['j2', Math.PI]]));
+      world.step();
+      // The same pose as above, where a and c touch when every two links not sharing a joint collide.
+      expect(touching(world)).to.equal(false);
+      expect(world.designedOverlaps).to.deep.equal([]);
+    } finally {
+      world.free();
+    }
+    const overlapping = await chain(-0.15, { selfCollision: 'beyond-two-joints' });
+    try {
+      // Overlapping at the zero pose but never colliding anyway: not a designed overlap.
+      expect(overlapping.designedOverlaps).to.deep.equal([]);
+    } finally {
+      overlapping.free();
+    }
+  });
+
+  it('a joint stop holds a joint pushed past it, on the side it names', async () => {
+    const stop = (30 * Math.PI) / 180;
+    for (const [stops, past] of [
+      [new Map([['j1', [null, stop] as const]]), false],
+      [new Map([['j1', [-stop, null] as const]]), true],
+    ] as const) {
+      const world = await chain(-0.05, { jointStops: stops });
+      try {
+        const j1 = world.jointIndex('j1');
+        world.setExternalTorque(j1, 0.05);
+        for (let k = 0; k < 500; k++) world.step();
+        if (past) expect(world.angle(j1)).to.be.above(stop + 0.2);
+        else expect(world.angle(j1)).to.be.within(stop - 0.01, stop + 0.01);
+      } finally {
+        world.free();
+      }
     }
   });
 });

@@ -11,7 +11,6 @@ import type { Frame } from '../../src/core/backend.ts';
 import { mulberry32 } from '../../src/core/prng.ts';
 import { CameraModel } from '../../src/scene/camera-model.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage } from '../../src/scene/colour.ts';
-import { Rasterizer } from '../../src/scene/rasterizer.ts';
 import { userToJoint } from '../../src/core/frames.ts';
 import { ergoJrView } from '../vision/views.ts';
 
@@ -81,6 +80,9 @@ describe('the camera model in WebAssembly', () => {
       });
     const wasm = camera(true);
     const js = camera(false);
+    // Loaded as SimCamera loads it (src/sim/camera.ts): one three.js for the scene and the rasteriser (a static
+    // import here gets a second three.js, whose meshes the rasteriser does not recognise: a blank picture).
+    const { Rasterizer } = await import('../../src/scene/rasterizer.ts');
     const raster = new Rasterizer(width, height);
     const scene = view.camera.scene;
     const angles = new Map(config.motors.map((m) => [m.name, userToJoint(m, view.pose[m.name] ?? 0)]));

@@ -1,5 +1,5 @@
 /** A twin camera outside any server, posed by hand, to render views with cards at chosen poses. */
-import * as THREE from 'three';
+import type * as THREE from 'three';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { userToJoint } from '../../src/core/frames.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
@@ -17,6 +17,11 @@ export const CARDS = [
 
 export interface View {
   readonly camera: SimCamera;
+  /**
+   * three.js as the camera's scene and rasteriser have it (loaded by import(), as src/sim/camera.ts loads them): a
+   * test file's static import may get a second copy (its CommonJS build), whose meshes the rasteriser skips.
+   */
+  readonly three: typeof THREE;
   readonly cards: CardTable;
   /** Joint angles (user degrees by motor) the camera is posed from; change and render again. */
   readonly pose: Record<string, number>;
@@ -59,6 +64,7 @@ export async function ergoJrView(
   await camera.prepare();
   return {
     camera,
+    three: await import('three'),
     cards,
     pose,
     hold(name, at) {
@@ -79,6 +85,7 @@ export function addClutter(view: View, seed: number, count = 8): THREE.Object3D 
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 4294967296;
   };
+  const THREE = view.three;
   const group = new THREE.Group();
   const cam = view.camera.pose();
   for (let i = 0; i < count; i++) {

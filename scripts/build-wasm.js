@@ -1,6 +1,6 @@
 /**
  * `npm run build:wasm`: compiles the AssemblyScript modules of asm/ (the camera model's develop and JPEG kernels,
- * PNG's row filter) and writes each one's WebAssembly, base64, to a module beside its user in src/; those files are
+ * PNG's row filter, the rasteriser's textured fill) and writes each one's WebAssembly, base64, to a module beside its user in src/; those files are
  * committed, so neither a start nor a build needs the compiler. `--check` compiles and exits 1 if a committed file
  * differs from its source's compile.
  */
@@ -17,6 +17,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const MODULES = [
   ['asm/frame-kernels.ts', 'src/scene/frame-kernels.wasm.ts', 'FRAME_KERNELS_WASM'],
   ['asm/png-filter.ts', 'src/vision/png-filter.wasm.ts', 'PNG_FILTER_WASM'],
+  ['asm/triangle-fill.ts', 'src/scene/triangle-fill.wasm.ts', 'TRIANGLE_FILL_WASM'],
 ];
 /** No runtime, no allocator and no abort import: the kernels only read and write the memory the caller gives. */
 const FLAGS = [

@@ -210,13 +210,14 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const physics = physicsCode(opts);
-  // Read as WebAssembly compiles: the frame kernels compile first (V8's top tier, decision 0051), the engine after.
+  // The WebAssembly kernels compile first, in V8's top tier (decision 0051); the engine after.
   if (physics === 'lean') {
-    await Promise.all([import('./scene/frame-kernels.ts'), import('./vision/png-filter.ts')]);
+    const frameKernels = [import('./scene/frame-kernels.ts'), import('./scene/textured-fill.ts')];
+    await Promise.all([...frameKernels, import('./vision/png-filter.ts')]);
     v8.setFlagsFromString('--liftoff-only');
   }
-  // The start-up's burst of allocations would grow the young generation to 16-32 MB, kept for good: it stays at its
-  // first size until the server listens, then grows under load as V8 sees fit (idle Torso 120 -> 104 MB).
+  // The start-up's allocations would grow the young generation for good: it keeps its first size until the server
+  // listens, then grows under load as V8 sees fit (idle Torso 120 -> 104 MB).
   v8.setFlagsFromString('--semi-space-growth-factor=1');
   // From the process's start: node's own start and this module count too.
   const phases = new Phases(0);
@@ -230,8 +231,7 @@ async function main(argv: string[]): Promise<void> {
   let firstSignalAt = 0;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) {
-      // A signal sent to the whole process group reaches this process twice under `npm start` (once directly, once
-      // forwarded by npm): one that close is the same request, not the user's second Ctrl-C.
+      // Under `npm start` a signal to the process group arrives twice (sent, and forwarded by npm): one request.
       if (performance.now() - firstSignalAt < SAME_SIGNAL_MS) return;
       logger.warn(`${signal} again: exiting at once`);
       dieBy(signal);

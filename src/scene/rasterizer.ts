@@ -16,6 +16,7 @@ import { addNoise, boxBlur, type ImageEffects } from './clean-effects.ts';
 import { LINEAR_MAX, LINEAR_WHITE, type LinearImage, type Rect } from './colour.ts';
 import { PictureChanges } from './picture-changes.ts';
 import { collectLights, lightPoint, type Lights } from './scene-lights.ts';
+import { TexturedFill } from './textured-fill.ts';
 import {
   type ClipVertex,
   clipNear,
@@ -69,15 +70,29 @@ export class Rasterizer {
   /** The physical picture's version: one more each time its pixels change. */
   #linearVersion = 0;
 
-  constructor(width: number, height: number) {
+  /** `webAssembly: false` fills textured faces in JavaScript too (the same bytes; tests compare the two). */
+  constructor(width: number, height: number, options: { webAssembly?: boolean } = {}) {
     if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)
       throw new RangeError(`bad image size ${width}x${height}`);
     this.width = width;
     this.height = height;
-    this.#colour = new Uint16Array(width * height * 3);
-    this.#invDepth = new Float32Array(width * height);
-    this.#target = { colour: this.#colour, depth: this.#invDepth, width, max: 255, scissor: this.#whole() };
+    const wasm = options.webAssembly === false ? undefined : new TexturedFill(width, height);
+    this.#colour = wasm ? wasm.colour : new Uint16Array(width * height * 3);
+    this.#invDepth = wasm ? wasm.depth : new Float32Array(width * height);
+    this.#target = {
+      wasm,
+      colour: this.#colour,
+      depth: this.#invDepth,
+      width,
+      max: 255,
+      scissor: this.#whole(),
+    };
     this.#changes = new PictureChanges(width, height);
+  }
+
+  /** Texels copied into the textured fill's WebAssembly memory (0 when it fills in JavaScript). */
+  get textureBytesInWebAssembly(): number {
+    return this.#target.wasm?.textureBytes ?? 0;
   }
 
   /** Draws `scene` as `camera` sees it (three.js convention: looks along -z), clean. Returns a new frame. */

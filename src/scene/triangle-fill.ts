@@ -5,6 +5,7 @@
  */
 import * as THREE from 'three';
 import { LINEAR_WHITE, type Rect, srgbToLinear } from './colour.ts';
+import type { TexturedFill } from './textured-fill.ts';
 
 /** Camera-space vertex: x right, y up, d = depth in front of the camera (metres), u v texture coordinates. */
 export interface ClipVertex {
@@ -37,6 +38,8 @@ export interface TextureView {
 
 /** The buffers a pass draws into, the brightest value it writes and the pixels it may write. */
 export interface FillTarget {
+  /** The textured fill in WebAssembly, whose memory holds `colour` and `depth`; absent: all in JavaScript. */
+  readonly wasm?: TexturedFill;
   readonly colour: Uint16Array;
   /** 1 / depth of the nearest surface drawn so far (0 = nothing). */
   readonly depth: Float32Array;
@@ -134,6 +137,56 @@ export function fillTriangle(
   const vx = a0 * va + a1 * vb + a2 * vc,
     vA = b0 * va + b1 * vb + b2 * vc,
     vB = c0 * va + c1 * vb + c2 * vc;
+  const wasm = target.wasm;
+  const texels = texture && wasm?.texture(texture.data);
+  if (wasm && texels !== undefined) {
+    wasm.texturedTriangle(
+      wasm.colourAt,
+      wasm.depthAt,
+      width,
+      max,
+      minX,
+      maxX,
+      minY,
+      maxY,
+      a0,
+      b0,
+      c0,
+      a1,
+      b1,
+      c1,
+      a2,
+      b2,
+      c2,
+      zx,
+      zA,
+      zB,
+      ux,
+      uA,
+      uB,
+      vx,
+      vA,
+      vB,
+      flat ? 1 : 0,
+      flatR,
+      flatG,
+      flatB,
+      lrA,
+      lrB,
+      lrC,
+      lgA,
+      lgB,
+      lgC,
+      lbA,
+      lbB,
+      lbC,
+      texels,
+      tw,
+      th,
+      wrap ? 1 : 0,
+    );
+    return;
+  }
   const eps = -1e-7;
   for (let py = minY; py <= maxY; py++) {
     const fy = py + 0.5;

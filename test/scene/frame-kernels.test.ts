@@ -90,6 +90,7 @@ describe('the camera model in WebAssembly', () => {
       angles.set('m1', angles.get('m1')! + 0.01);
       scene.setJointAngles(angles);
       const image = raster.renderLinear(scene.scene, scene.camera!, wasm.renderFocal);
+      expect(raster.textureBytesInWebAssembly, 'the room drawn').to.be.above(0);
       expect(differing(wasm.capture(image, i), js.capture(image, i)), `frame ${i}`).to.equal(0);
     }
   });

@@ -1,5 +1,5 @@
 /**
- * The part of the WebAssembly API the project calls (src/scene/frame-kernels.ts, src/vision/png-filter.ts): its
+ * The part of the WebAssembly API the project calls (src/core/wasm-module.ts and the kernels that use it): its
  * libraries (ES2023, @types/node 20) declare none of it; a browser's DOM library declares the whole.
  */
 declare namespace WebAssembly {

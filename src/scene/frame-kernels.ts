@@ -5,6 +5,7 @@
  * size (never grown, so the typed-array views stay valid). The module is compiled once per process. Browser-safe.
  */
 import { LINEAR_MAX } from './colour.ts';
+import { wasmModule } from '../core/wasm-module.ts';
 import { FRAME_KERNELS_WASM } from './frame-kernels.wasm.ts';
 import type { Factors } from './jpeg-pass.ts';
 
@@ -33,7 +34,7 @@ interface Exports {
   ): void;
 }
 
-const MODULE = new WebAssembly.Module(Uint8Array.from(atob(FRAME_KERNELS_WASM), (c) => c.charCodeAt(0)));
+const MODULE = wasmModule(FRAME_KERNELS_WASM);
 /** The first 64 KB are the kernels' own scratch. */
 const RESERVED = 1 << 16;
 const PAGE = 1 << 16;

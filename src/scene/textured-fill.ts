@@ -4,12 +4,13 @@
  * memory, which is never grown (the views stay valid); each texture is copied in once, and one that no longer fits is
  * filled by the JavaScript loop. The module is compiled once per process. Browser-safe.
  */
+import { wasmModule } from '../core/wasm-module.ts';
 import { TRIANGLE_FILL_WASM } from './triangle-fill.wasm.ts';
 
 /** asm/triangle-fill.ts `texturedTriangle`: its 43 arguments in order (booleans as 0 or 1). */
 type TexturedTriangle = (...args: number[]) => void;
 
-const MODULE = new WebAssembly.Module(Uint8Array.from(atob(TRIANGLE_FILL_WASM), (c) => c.charCodeAt(0)));
+const MODULE = wasmModule(TRIANGLE_FILL_WASM);
 const PAGE = 1 << 16;
 /** Room for textures' texels (floats, RGBA): the default room's take 0.5 MB per picture kind (physical, clean). */
 const TEXTURE_BYTES = 8 << 20;

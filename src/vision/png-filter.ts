@@ -3,9 +3,10 @@
  * the JavaScript loop over 32-bit words takes 0.7 ms. Its memory is kept and reused (a fresh one costs about 1 ms
  * of page faults a frame), grown only for a larger frame. The module is compiled once per process.
  */
+import { wasmModule } from '../core/wasm-module.ts';
 import { PNG_FILTER_WASM } from './png-filter.wasm.ts';
 
-const MODULE = new WebAssembly.Module(Uint8Array.from(atob(PNG_FILTER_WASM), (c) => c.charCodeAt(0)));
+const MODULE = wasmModule(PNG_FILTER_WASM);
 const PAGE = 1 << 16;
 
 interface Exports {

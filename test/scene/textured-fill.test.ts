@@ -1,17 +1,14 @@
 /**
  * The rasteriser's textured fill in WebAssembly (src/scene/textured-fill.ts) draws the pixels and depths of the
- * JavaScript fill, and leaves to it a texture that no longer fits its memory.
+ * JavaScript fill, and leaves to it a texture that no longer fits its memory. Its module is checked against its
+ * source with the others (test/scene/frame-kernels.test.ts).
  */
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { expect } from 'chai';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { userToJoint } from '../../src/core/frames.ts';
 import type { Rasterizer as RasterizerClass } from '../../src/scene/rasterizer.ts';
 import { TexturedFill } from '../../src/scene/textured-fill.ts';
 import { ergoJrView } from '../vision/views.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 function differing(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).to.equal(b.length);
@@ -64,15 +61,5 @@ describe('the textured fill in WebAssembly', () => {
     expect(fill.texture(new Float32Array((9 << 20) / 4))).to.equal(undefined);
     expect(fill.textureBytes, 'nothing copied for the one that did not fit').to.equal(small.byteLength);
     expect(fill.texture(new Float32Array(4).fill(1))).to.be.a('number');
-  });
-
-  it('runs the module compiled from asm/triangle-fill.ts (npm run build:wasm)', function () {
-    this.timeout(60_000);
-    const check = spawnSync(process.execPath, ['scripts/build-wasm.js', '--check'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    expect(check.stdout + check.stderr).to.contain('triangle-fill.wasm.ts matches its source');
-    expect(check.status).to.equal(0);
   });
 });

@@ -255,6 +255,8 @@ export async function expectShadowEvent(
     rig,
     opts.moving.filter(([m]) => m !== motor),
   );
+  const allAgree = () => allAgreeAgain(rig);
+  let faulty = false;
   try {
     // The other motors under way, and the motor at fault at rest for longer than the comparator's look back.
     await new Promise((r) => setTimeout(r, BAND.MOVED_WITHIN_S * 1000 + 100));
@@ -262,6 +264,7 @@ export async function expectShadowEvent(
     if (acting) await new Promise((r) => setTimeout(r, opts.actLeadMs ?? 250));
     const on = typeof opts.on === 'string' ? opts.on : await opts.on();
     const setAt = performance.now();
+    faulty = true;
     await fault(on);
     await acting;
     const raised = await until(
@@ -272,6 +275,7 @@ export async function expectShadowEvent(
     );
     expect(raised.line).to.match(new RegExp(`^shadow: ${motor} ${kind}: `));
     const offAt = performance.now();
+    faulty = false;
     await fault(opts.off);
     const cleared = await until(
       `${kind} on ${motor} to clear`,
@@ -294,8 +298,21 @@ export async function expectShadowEvent(
     ).to.deep.equal([`${motor} ${kind}`]);
   } finally {
     await gotos.stop();
+    // A check that failed with the fault on takes it off and lets the robot settle (as far as it does): the next test
+    // starts from a sound robot, and fails only for itself.
+    if (faulty) {
+      await rig.emulator.send(opts.off);
+      await allAgree().catch(() => undefined);
+    }
   }
-  await until('all agree again', async () =>
-    (await status()).motors.every((m) => m.state === 'agree' || m.state === 'compliant') ? true : undefined,
-  );
+  await allAgree();
+}
+
+/** Every motor agreeing and no event still open: the next check's window starts after this one's last event. */
+async function allAgreeAgain(rig: ShadowRig): Promise<void> {
+  await until('all agree again', async () => {
+    const now = (await rig.call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
+    const agree = now.motors.every((m) => m.state === 'agree' || m.state === 'compliant');
+    return agree && now.events.length === 0 ? true : undefined;
+  });
 }

@@ -66,7 +66,21 @@ export const BAND = {
   MOVED_WITHIN_S: 0.5,
   /** A goal that changes by more than this between updates is a commanded move (degrees). */
   GOAL_STEP_DEG: 0.05,
+  /** A trait (loads and speeds alike, the real joint moving) holds over a hold window in more than this share of it. */
+  HELD_SHARE: 0.5,
 } as const;
+
+/**
+ * What the readings said over a divergence's hold window, from its onset to the raise, counted per comparison with a
+ * real reading: a single reading's speed or load flickers (a late cycle, a jostle from the other joints).
+ */
+export interface HoldWindow {
+  readonly samples: number;
+  /** Readings whose loads agreed (within LOAD_BAND) and whose speeds were together (within STILL_DEG_S). */
+  readonly alike: number;
+  /** Readings where the real joint moved (faster than STILL_DEG_S). */
+  readonly realMoving: number;
+}
 
 interface MotorTrack {
   speedEnvelope: number;
@@ -80,6 +94,8 @@ interface MotorTrack {
   /** When the difference went beyond the band (s), and whether the twin was moving then. */
   overSince: number | undefined;
   twinMovingAtOnset: boolean;
+  /** The counts since overSince. */
+  window: { samples: number; alike: number; realMoving: number };
   inBandSince: number | undefined;
   offlineSince: number | undefined;
   event: ShadowEvent | undefined;
@@ -90,8 +106,8 @@ export interface ComparatorOptions {
   readonly motors: readonly string[];
   /** Bounded history: the oldest events are dropped beyond this many. */
   readonly historySize?: number;
-  /** Called once per event raised and once per event cleared. */
-  readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared') => void;
+  /** Called once per event raised (with what its hold window said) and once per event cleared. */
+  readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared', held?: HoldWindow) => void;
 }
 
 export class Comparator {
@@ -110,6 +126,7 @@ export class Comparator {
         moveStart: undefined,
         overSince: undefined,
         twinMovingAtOnset: false,
+        window: { samples: 0, alike: 0, realMoving: 0 },
         inBandSince: undefined,
         offlineSince: undefined,
         event: undefined,
@@ -178,10 +195,16 @@ export class Comparator {
       if (k.overSince === undefined) {
         k.overSince = t;
         k.twinMovingAtOnset = t - k.twinMovedAt <= BAND.MOVED_WITHIN_S;
+        k.window = { samples: 0, alike: 0, realMoving: 0 };
+      }
+      if (!k.event) {
+        k.window.samples++;
+        if (alike(real, twin)) k.window.alike++;
+        if (Math.abs(real.speed) > BAND.STILL_DEG_S) k.window.realMoving++;
       }
       if (!k.event && t - k.overSince >= BAND.HOLD_S) {
-        const kind = classify(real, twin, k.twinMovingAtOnset, k.moveStart);
-        this.#raise(k, { motor, kind, since: k.overSince, until: null, real, twin, band });
+        const kind = classify(k.window, real, twin, k.twinMovingAtOnset, k.moveStart);
+        this.#raise(k, { motor, kind, since: k.overSince, until: null, real, twin, band }, { ...k.window });
       }
     } else {
       k.overSince = undefined;
@@ -210,11 +233,11 @@ export class Comparator {
     return this.#history.filter((e) => e.since > since || (e.until !== null && e.until > since));
   }
 
-  #raise(k: MotorTrack, event: ShadowEvent): void {
+  #raise(k: MotorTrack, event: ShadowEvent, held?: HoldWindow): void {
     k.event = event;
     this.#history.push(event);
     if (this.#history.length > this.#historySize) this.#history.shift();
-    this.opts.onEvent?.(event, 'raised');
+    this.opts.onEvent?.(event, 'raised', held);
   }
 
   #clear(k: MotorTrack, t: number): void {
@@ -239,23 +262,33 @@ function twinMoves(twin: Reading, lastGoal: number | undefined): boolean {
   );
 }
 
+/** One comparison's loads agreeing and speeds together: what an offset shows (the same motion, shifted). */
+function alike(real: Reading, twin: Reading): boolean {
+  return (
+    Math.abs(real.load - twin.load) <= BAND.LOAD_BAND && Math.abs(real.speed - twin.speed) <= BAND.STILL_DEG_S
+  );
+}
+
 /**
  * What a lasting difference is: the real joint following the twin at a steady shift with the same load is an offset
  * (calibration, a slipped horn); one that diverged while the twin moved is weak if it still moves, or if it came at
  * least half the twin's way since the move began (too slow, or sagging short of the goal), and blocked if it stands
  * where something stopped it; one that diverged while the twin held still was pushed from outside.
+ * "Same load", "still moves" and "stands" are what held over most (HELD_SHARE) of the hold window, not at its last
+ * reading: one late or jostled reading must not turn an offset into a push, nor a stop into a weakness. Positions
+ * (the travel) are the last reading's: a position does not flicker, and it is what stayed beyond the band.
  */
 export function classify(
+  held: HoldWindow,
   real: Reading,
   twin: Reading,
   twinMovingAtOnset: boolean,
   moveStart?: { readonly real: number; readonly twin: number },
 ): DivergenceKind {
-  const loadsAgree = Math.abs(real.load - twin.load) <= BAND.LOAD_BAND;
-  const together = Math.abs(real.speed - twin.speed) <= BAND.STILL_DEG_S;
-  if (loadsAgree && together) return 'offset';
+  const most = (n: number) => n > BAND.HELD_SHARE * held.samples;
+  if (most(held.alike)) return 'offset';
   if (!twinMovingAtOnset) return 'pushed';
-  if (Math.abs(real.speed) > BAND.STILL_DEG_S) return 'weak';
+  if (most(held.realMoving)) return 'weak';
   const twinTravel = moveStart ? Math.abs(twin.position - moveStart.twin) : 0;
   const realTravel = moveStart ? Math.abs(real.position - moveStart.real) : 0;
   return twinTravel > 0 && realTravel >= 0.5 * twinTravel ? 'weak' : 'blocked';

@@ -18,7 +18,13 @@ import {
 import { SimBackend } from '../sim/backend.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
-import { Comparator, type MotorComparison, type Reading, type ShadowEvent } from './comparator.ts';
+import {
+  Comparator,
+  type HoldWindow,
+  type MotorComparison,
+  type Reading,
+  type ShadowEvent,
+} from './comparator.ts';
 
 /**
  * The twin runs every cycle's time, however late it comes (a busy server): the robot did not pause, and a twin that
@@ -69,8 +75,8 @@ export class ShadowTwin {
     }));
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
-      onEvent: (e, change) => {
-        if (change === 'raised') opts.log(describeEvent(e), 'warn');
+      onEvent: (e, change, held) => {
+        if (change === 'raised') opts.log(describeEvent(e, held), 'warn');
         else opts.log(describeClear(e), 'info');
       },
     });
@@ -247,15 +253,18 @@ function reading(
 
 const round = (v: number, digits = 1) => Number(v.toFixed(digits));
 
-/** The event's one log line: the motor, the kind and the figures. */
-export function describeEvent(e: ShadowEvent): string {
+/** The event's one log line: the motor, the kind and the figures, with what its hold window said when known. */
+export function describeEvent(e: ShadowEvent, held?: HoldWindow): string {
   const twin = `twin ${round(e.twin.position)} deg, ${round(e.twin.load)} %`;
   if (!e.real)
     return `shadow: ${e.motor} ${e.kind}: no readings from the servo since ${round(e.since, 2)} s (${twin})`;
   const error = e.real.position - e.twin.position;
   return (
     `shadow: ${e.motor} ${e.kind}: real ${round(e.real.position)} deg, ${round(e.real.load)} %, ${twin}; ` +
-    `error ${round(error)} deg beyond the band of ${round(e.band)} deg since ${round(e.since, 2)} s`
+    `error ${round(error)} deg beyond the band of ${round(e.band)} deg since ${round(e.since, 2)} s` +
+    (held
+      ? `; of its ${held.samples} readings, ${held.alike} with loads and speeds alike, ${held.realMoving} moving`
+      : '')
   );
 }
 

@@ -285,8 +285,11 @@ export async function expectShadowEvent(
     );
     const raisedMs = Math.round(raised.at - setAt);
     const clearedMs = Math.round(cleared.at - offAt);
+    // What the hold window said (the server's line ends with it): how close the kind came to another.
+    const window = /; (of its \d+ readings, .*)$/.exec(raised.line)?.[1];
     console.log(
-      `      ${kind} on ${motor}: raised ${raisedMs} ms after the fault, cleared ${clearedMs} ms after its end`,
+      `      ${kind} on ${motor}: raised ${raisedMs} ms after the fault, cleared ${clearedMs} ms after its end` +
+        (window ? `; ${window}` : ''),
     );
     expect(raisedMs, 'raised within 1 s of the fault').to.be.at.most(1000);
     expect(clearedMs, 'cleared within 1 s of its end').to.be.at.most(1000);

@@ -170,17 +170,98 @@ describe('the divergence comparator', () => {
   });
 
   it('classifies: steady shift with loads agreeing is an offset; blocked, weak, pushed by motion and onset', () => {
-    expect(classify(still(10, 5), still(0, 5), false)).to.equal('offset');
-    expect(classify(still(10, 60), still(40, 5), true)).to.equal('blocked');
+    // What held over a hold window of 15 readings: how many alike (loads and speeds), how many with the real joint moving.
+    const held = (alike: number, realMoving = 0) => ({ samples: 15, alike, realMoving });
+    expect(classify(held(15), still(10, 5), still(0, 5), false)).to.equal('offset');
+    expect(classify(held(0), still(10, 60), still(40, 5), true)).to.equal('blocked');
     expect(
-      classify({ position: 10, speed: 50, load: 90 }, { position: 40, speed: 200, load: 30 }, true),
+      classify(
+        held(0, 15),
+        { position: 10, speed: 50, load: 90 },
+        { position: 40, speed: 200, load: 30 },
+        true,
+      ),
     ).to.equal('weak');
-    expect(classify(still(14, -40), still(0, 0), false)).to.equal('pushed');
+    expect(classify(held(0), still(14, -40), still(0, 0), false)).to.equal('pushed');
     // Standing short of the twin after a move: blocked if it barely left its start, weak (sagging) if it came most
     // of the way.
     const start = { real: 0, twin: 0 };
-    expect(classify(still(4, 80), still(40, 5), true, start)).to.equal('blocked');
-    expect(classify(still(32, 80), still(40, 5), true, start)).to.equal('weak');
+    expect(classify(held(0), still(4, 80), still(40, 5), true, start)).to.equal('blocked');
+    expect(classify(held(0), still(32, 80), still(40, 5), true, start)).to.equal('weak');
+  });
+
+  it('classifies by what held over most of the hold window, whatever its last reading says', () => {
+    const held = (alike: number, realMoving = 0) => ({ samples: 15, alike, realMoving });
+    // The last reading's speed and load say a push; 12 of 15 readings said an offset.
+    expect(classify(held(12), { position: 10, speed: 30, load: 40 }, still(0, 5), false)).to.equal('offset');
+    // The last reading looks alike; most said a push (the load apart).
+    expect(classify(held(3), still(14, 0), still(0, 0), false)).to.equal('pushed');
+    // Half is not most.
+    expect(classify({ samples: 14, alike: 7, realMoving: 0 }, still(10, 5), still(0, 5), false)).to.equal(
+      'pushed',
+    );
+    // Moving at its last reading but standing over the window: blocked; the other way round: weak.
+    const start = { real: 0, twin: 0 };
+    expect(classify(held(0, 1), { position: 4, speed: 20, load: 80 }, still(40, 5), true, start)).to.equal(
+      'blocked',
+    );
+    expect(classify(held(0, 14), still(4, 80), still(40, 5), true, start)).to.equal('weak');
+  });
+
+  describe('through a hold window whose last reading flickers (a late cycle, a jostle)', () => {
+    /**
+     * Comparisons every 20 ms until the one that raises, which is given `last` true: the onset is the first comparison
+     * that leaves the band, the raise the first at least HOLD_S after it. Returns the events seen.
+     */
+    const run = (sample: (t: number, last: boolean) => { real: Reading; twin: Reading }): string[] => {
+      const seen: string[] = [];
+      const c = new Comparator({ motors: ['m1'], onEvent: (e, change) => seen.push(`${change} ${e.kind}`) });
+      let onset: number | undefined;
+      for (let i = 0; i < 500 && seen.length === 0; i++) {
+        const t = i / 50;
+        const last = onset !== undefined && t - onset >= BAND.HOLD_S;
+        const { real, twin } = sample(t, last);
+        const r = c.update(t, 'm1', real, true, twin, false);
+        if (r.state === 'diverging') onset ??= t;
+        if (last) expect(r.state, 'the raise falls on the reading given last').to.not.equal('diverging');
+      }
+      return seen;
+    };
+    const holding: Reading = { position: 0, speed: 0, load: 5, goal: 0 };
+    // The twin's goal turning at 40 deg/s from 0 to 40 (a goto), the twin 1 degree behind it.
+    const goto = (t: number): Reading => {
+      const goal = Math.min(40, t * 40);
+      return { position: goal - 1, speed: t < 1 ? 40 : 0, load: 5, goal };
+    };
+
+    it('an offset whose last reading has a speed spike, or a load jostled, is still an offset', () => {
+      const spiked = run((_t, last) => ({ real: { ...still(12, 5), speed: last ? 30 : 0 }, twin: holding }));
+      expect(spiked).to.deep.equal(['raised offset']);
+      const jostled = run((_t, last) => ({ real: still(12, last ? 45 : 5), twin: holding }));
+      expect(jostled).to.deep.equal(['raised offset']);
+    });
+
+    it('a push whose last load reading happens to match the twin is still a push', () => {
+      expect(run((_t, last) => ({ real: still(20, last ? 5 : -60), twin: holding }))).to.deep.equal([
+        'raised pushed',
+      ]);
+    });
+
+    it('a joint standing at a stop with a speed spike at its last reading is blocked, not weak', () => {
+      const seen = run((t, last) => ({
+        real: { position: Math.min(t * 40, 2), speed: last ? 20 : 0, load: 80 },
+        twin: goto(t),
+      }));
+      expect(seen).to.deep.equal(['raised blocked']);
+    });
+
+    it('a weak joint creeping after the twin, still at its last reading, is weak, not blocked', () => {
+      const seen = run((t, last) => ({
+        real: { position: t * 10, speed: last ? 0 : 10, load: 80 },
+        twin: goto(t),
+      }));
+      expect(seen).to.deep.equal(['raised weak']);
+    });
   });
 
   it("tells a push on a holding joint jostled by the others from a commanded move, by the twin's goal", () => {

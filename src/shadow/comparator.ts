@@ -66,8 +66,13 @@ export const BAND = {
   MOVED_WITHIN_S: 0.5,
   /** A goal that changes by more than this between updates is a commanded move (degrees). */
   GOAL_STEP_DEG: 0.05,
-  /** A trait (loads and speeds alike, the real joint moving) holds over a hold window in more than this share of it. */
-  HELD_SHARE: 0.5,
+  /** Loads and speeds alike over more than this share of a hold window: they agreed (a reading or two flicker). */
+  ALIKE_SHARE: 0.5,
+  /**
+   * The real joint moving in more than this share of a hold window: it still moves. A joint at a stop shows a moving
+   * reading or two at most, a weak one half of them or more (docs/decisions/0052-shadow-hold-window.md).
+   */
+  MOVING_SHARE: 0.25,
 } as const;
 
 /**
@@ -274,7 +279,7 @@ function alike(real: Reading, twin: Reading): boolean {
  * (calibration, a slipped horn); one that diverged while the twin moved is weak if it still moves, or if it came at
  * least half the twin's way since the move began (too slow, or sagging short of the goal), and blocked if it stands
  * where something stopped it; one that diverged while the twin held still was pushed from outside.
- * "Same load", "still moves" and "stands" are what held over most (HELD_SHARE) of the hold window, not at its last
+ * "Same load" and "still moves" are what held over the hold window (ALIKE_SHARE, MOVING_SHARE), not at its last
  * reading: one late or jostled reading must not turn an offset into a push, nor a stop into a weakness. Positions
  * (the travel) are the last reading's: a position does not flicker, and it is what stayed beyond the band.
  */
@@ -285,10 +290,9 @@ export function classify(
   twinMovingAtOnset: boolean,
   moveStart?: { readonly real: number; readonly twin: number },
 ): DivergenceKind {
-  const most = (n: number) => n > BAND.HELD_SHARE * held.samples;
-  if (most(held.alike)) return 'offset';
+  if (held.alike > BAND.ALIKE_SHARE * held.samples) return 'offset';
   if (!twinMovingAtOnset) return 'pushed';
-  if (most(held.realMoving)) return 'weak';
+  if (held.realMoving > BAND.MOVING_SHARE * held.samples) return 'weak';
   const twinTravel = moveStart ? Math.abs(twin.position - moveStart.twin) : 0;
   const realTravel = moveStart ? Math.abs(real.position - moveStart.real) : 0;
   return twinTravel > 0 && realTravel >= 0.5 * twinTravel ? 'weak' : 'blocked';

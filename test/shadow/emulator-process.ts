@@ -273,7 +273,7 @@ export async function expectShadowEvent(
       3000,
       10,
     );
-    expect(raised.line).to.match(new RegExp(`^shadow: ${motor} ${kind}: `));
+    expect(raised.line, raised.line).to.match(new RegExp(`^shadow: ${motor} ${kind}: `));
     const offAt = performance.now();
     faulty = false;
     await fault(opts.off);

@@ -200,12 +200,13 @@ describe('the divergence comparator', () => {
     expect(classify({ samples: 14, alike: 7, realMoving: 0 }, still(10, 5), still(0, 5), false)).to.equal(
       'pushed',
     );
-    // Moving at its last reading but standing over the window: blocked; the other way round: weak.
+    // Moving at its last reading (and one other) but standing over the window: blocked. Still at its last reading,
+    // moving in 5 of 15 (more than a quarter): weak.
     const start = { real: 0, twin: 0 };
-    expect(classify(held(0, 1), { position: 4, speed: 20, load: 80 }, still(40, 5), true, start)).to.equal(
+    expect(classify(held(0, 2), { position: 4, speed: 20, load: 80 }, still(40, 5), true, start)).to.equal(
       'blocked',
     );
-    expect(classify(held(0, 14), still(4, 80), still(40, 5), true, start)).to.equal('weak');
+    expect(classify(held(0, 5), still(4, 80), still(40, 5), true, start)).to.equal('weak');
   });
 
   describe('through a hold window whose last reading flickers (a late cycle, a jostle)', () => {

@@ -4,7 +4,8 @@
  *
  * Run: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir> <ergo-jr-meshes-dir>
  * with the `hardware/URDF/meshes` folders of poppy-project/poppy-humanoid (commit d66c8fb) and poppy-project/poppy-torso
- * (commit 8073e69): their "*_respondable" STL files are the V-REP collision shapes of each link, in the link frame;
+ * (commit 8073e69): their "*_respondable" STL files are the V-REP collision shapes of each link, in the link frame
+ * (the Torso), and the "*_visual" ones the parts as printed (the Humanoid, measured in pieces: urdf/pieces.ts);
  * and the `meshes` folder of poppy-project/poppy_ergo_jr_description (commit 7eb32bd): the Ergo Jr's COLLADA parts
  * (its own repository's STL files are Git LFS pointers), placed by that package's URDF (lamp effector) and carried
  * into our link frames. The meshes are not part of this repository; only these measurements are: for each link (or
@@ -18,6 +19,9 @@ import { parseUrdf } from '../src/urdf/parse.ts';
 import { linkPoses } from '../src/sim/link-poses.ts';
 import { IDENTITY, qconj, qmul, qrotate, qrpy, vadd, type Quat, type V3 } from '../src/sim/quat.ts';
 import { colladaVertices } from './collada.ts';
+import { fitPieces } from './pieces.ts';
+import { initRapier } from '../src/sim/build-world.ts';
+import { userToJoint } from '../src/core/frames.ts';
 import { DOP_DIRECTIONS } from './polytope.ts';
 
 /** Links of each robot whose respondable mesh is measured (the Torso's base is its own part). */
@@ -38,13 +42,8 @@ const UPPER_BODY = [
 // which the chest's polytope is cut back to clear across the bust's angle limits (generate.ts), so that the chest
 // still comes to rest on it beyond them.
 ROBOTS.torso = { links: links(['base', ...UPPER_BODY]) };
-// Not the Humanoid yet: at its start pose (arms down) the forearms' polytopes sit 12 mm into the thighs (the meshes'
-// own hulls 4 mm), the polytope's 45-degree cuts being too coarse for the long, slanted forearm; wedged there, the
-// limp robot never comes apart. Its upper body without the forearms, tried (2026-11-23): the limp trunk folded back
-// past the bust's limits, the chest 4.2 mm into the spine box and the pelvis 3.2 mm into the abdomen, and crept at
-// 0.1 deg/s until 16 s (the boxes rest from 7 s). It keeps its boxes until a closer fit. More directions do not make
-// one (2026-11-26, start pose, forearm into thigh): 26, 50 and 98 directions 11.6 mm, the meshes' own convex hulls
-// 3.6 mm (forearm into hip motor: 10.5 / 0.9 mm). A forearm that clears the thigh needs more than one convex piece.
+// The Humanoid is measured in pieces from its visual meshes (fitHumanoid): its respondable meshes are each one convex
+// shape, and at the start pose the forearm's sits 3.6 mm in the thigh, the abdomen's 30 mm in the pelvis by design.
 
 /**
  * The Ergo Jr (lamp effector) in poppy_ergo_jr_description's urdf/poppy_ergo_jr.urdf.xacro (lamp:=true): per link of
@@ -111,17 +110,48 @@ function reaches(points: readonly V3[]): number[] {
   });
 }
 
+/** Clearance (m) of two Humanoid links three joints apart or more (less where the parts are closer); most pieces a link may have. */
+const HUMANOID_CLEAR = 0.003;
+const HUMANOID_MAX_PIECES = 12;
+/** Every motor this far (user degrees) either way from the start pose: poses a moving robot passes near its start. */
+const HUMANOID_AROUND_START = [-10, -5, 5, 10];
+
+/**
+ * The Humanoid's links in pieces (urdf/pieces.ts), from poppy-humanoid's `*_visual` meshes (the parts as printed, in
+ * the link frames), clear of each other at the zero pose, at the start pose (every motor at 0 degrees) and with every
+ * motor a few degrees either way from it.
+ */
+function fitHumanoid(dir: string): Record<string, number[][]> {
+  const root = path.join(import.meta.dirname, '..');
+  const urdf = parseUrdf(readFileSync(path.join(root, 'urdf', 'humanoid.urdf'), 'utf8'));
+  const config = JSON.parse(readFileSync(path.join(root, 'robots', 'humanoid.json'), 'utf8')) as {
+    motors: { name: string; orientation: 'direct' | 'indirect'; offset: number; angleLimit: [number, number] }[];
+  };
+  const at = (user: number) =>
+    new Map(
+      config.motors.map((m) => {
+        const raw = userToJoint(m, user);
+        const [lo, hi] = m.angleLimit.map((d) => (d * Math.PI) / 180) as [number, number];
+        return [m.name, Math.min(hi, Math.max(lo, raw))];
+      }),
+    );
+  const poses = [new Map<string, number>(), at(0), ...HUMANOID_AROUND_START.map(at)];
+  const meshes = new Map([...urdf.links.keys()].map((link) => [link, parseStl(readFileSync(findMesh(dir, `${link}_visual`)))]));
+  return fitPieces(urdf, meshes, poses, HUMANOID_CLEAR, HUMANOID_MAX_PIECES, (line) => console.log(line));
+}
+
 function findMesh(dir: string, base: string): string {
   const file = readdirSync(dir).find((f) => f.toLowerCase() === `${base.toLowerCase()}.stl`);
   if (!file) throw new Error(`${dir}: no ${base}.stl`);
   return path.join(dir, file);
 }
 
-function main(): void {
+async function main(): Promise<void> {
+  await initRapier();
   const [humanoidDir, torsoDir, ergoDir] = process.argv.slice(2);
   if (!humanoidDir || !torsoDir || !ergoDir)
     throw new Error('usage: npx tsx urdf/fit-collisions.ts <humanoid-meshes-dir> <torso-meshes-dir> <ergo-jr-meshes-dir>');
-  const out: Record<string, Record<string, number[] | number[][]>> = { 'ergo-jr': fitErgoJr(ergoDir) };
+  const out: Record<string, Record<string, number[] | number[][]>> = { 'ergo-jr': fitErgoJr(ergoDir), humanoid: fitHumanoid(humanoidDir) };
   for (const [robot, spec] of Object.entries(ROBOTS)) {
     out[robot] = {};
     for (const [link, mesh] of Object.entries(spec.links)) {
@@ -143,10 +173,11 @@ function main(): void {
         .join(',\n')}\n  }`,
   );
   const header =
-    `"source": "poppy-humanoid d66c8fb, poppy-torso 8073e69: hardware/URDF/meshes/*_respondable; ` +
+    `"source": "poppy-humanoid d66c8fb: hardware/URDF/meshes/*_visual in pieces (Humanoid), ` +
+    `poppy-humanoid d66c8fb, poppy-torso 8073e69: hardware/URDF/meshes/*_respondable (Torso); ` +
     `poppy_ergo_jr_description 7eb32bd: meshes/*.dae, lamp effector (urdf/fit-collisions.ts)"`;
-  writeFileSync(target, `{\n ${header},\n "unit": "mm",\n "directions": "DOP_DIRECTIONS of urdf/polytope.ts",\n "pieces": "a link measured in pieces (ERGO_PIECES of urdf/fit-collisions.ts) has one list per piece",\n "robots": {\n${robots.join(',\n')}\n }\n}\n`);
+  writeFileSync(target, `{\n ${header},\n "unit": "mm",\n "directions": "DOP_DIRECTIONS of urdf/polytope.ts",\n "pieces": "a link measured in pieces (ERGO_PIECES of urdf/fit-collisions.ts, urdf/pieces.ts) has one list per piece",\n "robots": {\n${robots.join(',\n')}\n }\n}\n`);
   console.log(`wrote ${path.relative(process.cwd(), target)}`);
 }
 
-main();
+await main();

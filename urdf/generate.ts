@@ -6,10 +6,11 @@
  * limits are the raw angleLimit of robots/<robot>.json, effort/velocity come from the servo model.
  * Visuals: a measured link is drawn as its collision polytope; the others as one servo-sized box covering the link
  * frame, its child joint origins and its centre of mass.
- * Collisions: where urdf/collision-fit.json measures a link's Poppy mesh (the Ergo Jr, the Torso but its spine; see
- * fit-collisions.ts), the 26-sided polytope of those measurements (one per piece for a link measured in pieces),
- * written as urdf/meshes/<robot>/<link>.stl and cut back where it would overlap a generated box (separateFromBoxes);
- * elsewhere (the Humanoid) a box around the link's child joints and centre of mass, leaving out the link's own joint.
+ * Collisions: where urdf/collision-fit.json measures a link's Poppy mesh (the Ergo Jr, the Humanoid, the Torso but its
+ * spine; see fit-collisions.ts), the 26-sided polytope of those measurements (one per piece for a link measured in
+ * pieces), written as urdf/meshes/<robot>/<link>.stl and cut back where it would overlap a generated box
+ * (separateFromBoxes); elsewhere (the Torso's spine) a box around the link's child joints and centre of mass, leaving
+ * out the link's own joint.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

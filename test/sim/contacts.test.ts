@@ -75,8 +75,8 @@ async function positions(s: TestServer): Promise<Record<string, number>> {
 
 describe('sim contacts', function () {
   // The issue asks for rest after 3 s. The Ergo Jr's arm comes down onto its m1 servo (its measured shapes) and is
-  // still from 1.6 s; with boxes, its m3 folded on to -73 degrees, still from 3.5 s. The Humanoid is still from
-  // 2.5 s (its trunk folds onto the spine by then), the Torso sooner.
+  // still from 1.6 s; with boxes, its m3 folded on to -73 degrees, still from 3.5 s. The Humanoid, on its boxes,
+  // was still from 2.5 s (its trunk folded onto the spine); on its printed parts its trunk stops on their joint stops.
   const settle: Record<string, number> = { 'ergo-jr': 3, torso: 3, humanoid: 3 };
   for (const robot of ['ergo-jr', 'torso', 'humanoid']) {
     it(`a limp ${robot} comes to rest on itself and the ${robot === 'humanoid' ? 'floor' : 'table'}`, async () => {

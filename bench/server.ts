@@ -288,7 +288,7 @@ export async function runLoadBench(seconds = 10): Promise<LoadResult[]> {
 
 export interface FastModeResult {
   readonly robot: string;
-  /** Every motor stepping between two goals 30 degrees apart every 0.4 sim seconds: the solver runs every step. */
+  /** Every motor stepping between the MOVING_GOALS every 0.4 sim seconds: the solver runs every step. */
   readonly moving: number;
   /** The same robot left stiff and still: the world at rest skips the solver (src/sim/rest.ts). */
   readonly still: number;
@@ -309,15 +309,22 @@ export interface FastModeTarget {
 }
 
 /**
- * Every motor stiff and stepping between goals 30 degrees apart every 0.4 sim seconds, in sim time so that the robot
- * never comes to rest whatever the speed: the solver runs every step. Returns how to stop it.
+ * The moving workload's two goals, user degrees, every motor alike: a path the real robots can take without their
+ * printed parts meeting (test/sim/moving-workload.test.ts). The Humanoid's forearms meet its hips from -5 on, its
+ * thighs its pelvis from -20 (docs/decisions/0034-humanoid-measured-shapes.md).
+ */
+export const MOVING_GOALS = [-15, -10] as const;
+
+/**
+ * Every motor stiff and stepping between the MOVING_GOALS every 0.4 sim seconds, in sim time so that the robot never
+ * comes to rest whatever the speed: the solver runs every step. Returns how to stop it.
  */
 export function keepMoving(server: FastModeTarget): () => Promise<void> {
   for (const m of server.robot.motors) m.set('compliant', false);
   const stepping = new AbortController();
   const mover = (async () => {
     for (let k = 0; !stepping.signal.aborted; k++) {
-      for (const m of server.robot.motors) m.set('goalPosition', k % 2 === 0 ? 15 : -15);
+      for (const m of server.robot.motors) m.set('goalPosition', MOVING_GOALS[k % 2]!);
       await server.backend.clock.sleep(0.4, stepping.signal).catch(() => undefined);
     }
   })();

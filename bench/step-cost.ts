@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- step-cost [robot or config.json ...] [seconds]`: what a step of the moving robot costs (the fast
- * bench's moving case: every motor stiff, goals +-15 degrees every 0.4 s), in 0.05 s chunks of sim time. The fastest
+ * bench's moving case: every motor stiff, goals -15 and -10 degrees every 0.4 s), in 0.05 s chunks of sim time. The fastest
  * quarter of the chunks is reported, the figure the other sessions' load on this machine spoils least (the fast bench's
  * factor moves by 2x under it), with Rapier's own profile of those steps: collision detection, solver and the rest of
  * its step (moving the colliders). A config path measures a variant of a robot's shapes

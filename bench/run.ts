@@ -236,7 +236,9 @@ console.log(
   `            p99 of each run: ${spikes.map((r) => r.ms).join(', ')} ms; the trivial route's over 20 ms: ${trivialSlow}`,
 );
 
-console.log('\n== Fast mode (--speed max), all motors stiff and stepping 30 degrees every 0.4 sim s ==');
+console.log(
+  '\n== Fast mode (--speed max), all motors stiff and stepping between -15 and -10 degrees every 0.4 sim s ==',
+);
 const targets: Record<string, number> = { 'ergo-jr': 50, torso: 20, humanoid: 10 };
 for (const r of await runFastModeBench(quick ? 2 : 4)) {
   row(

@@ -1,7 +1,8 @@
 /**
  * Server benchmarks (issue 2): HTTP throughput and latency with the sim holding real time, the real-time factor kept
  * under that load, the fast-mode real-time factor per robot, and the time from start to the first answer.
- * The server runs in its own process; autocannon runs here: both share this machine's cores, client included.
+ * The server runs in its own process; autocannon runs here (wrk, where installed, for the edge against a trivial
+ * route: bench/wrk.ts): both share this machine's cores, client included.
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createRobotServer } from '../src/server.ts';
+import { wrk, wrkInstalled } from './wrk.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -152,6 +154,42 @@ export interface EdgeResult {
   /** The p99 latency (ms) of every run, all targets. */
   readonly p99Ms: { readonly target: string; readonly ms: number }[];
   readonly seconds: number;
+  readonly client: EdgeClient;
+}
+
+/** The edge bench's HTTP client: wrk where installed (the issue's), else autocannon; BENCH_HTTP_CLIENT chooses. */
+export type EdgeClient = 'wrk' | 'autocannon';
+
+export function edgeClient(): EdgeClient {
+  const asked = process.env.BENCH_HTTP_CLIENT;
+  if (asked === 'wrk' || asked === 'autocannon') return asked;
+  if (asked) throw new Error(`BENCH_HTTP_CLIENT=${asked}: wrk or autocannon`);
+  return wrkInstalled() ? 'wrk' : 'autocannon';
+}
+
+/** The goto's two bodies, each connection sending them in turn. */
+const GOTO_BODIES = [-20, 20].map((position) => JSON.stringify({ position, duration: 0.5 }));
+
+/** One run of `seconds` against `url`, 10 connections: a GET, or gotos alternating between -20 and 20 degrees. */
+async function edgeRun(
+  client: EdgeClient,
+  url: string,
+  kind: 'get' | 'goto',
+  seconds: number,
+): Promise<{ requestsPerSecond: number; p99Ms: number; errors: number }> {
+  if (client === 'wrk')
+    return wrk(url, seconds, kind === 'get' ? { method: 'GET' } : { method: 'POST', bodies: GOTO_BODIES });
+  const result = await autocannon({
+    url,
+    connections: 10,
+    duration: seconds,
+    ...(kind === 'goto' ? gotoRequests() : {}),
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p99Ms: result.latency.p99,
+    errors: result.non2xx + result.errors,
+  };
 }
 
 /**
@@ -160,19 +198,18 @@ export interface EdgeResult {
  * connections each. They take turns in short rounds (each round in another order), so that the load other
  * processes put on the machine falls on all of them alike.
  */
-export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult> {
+export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient()): Promise<EdgeResult> {
   const trivial = await startTrivialServer();
   const trivialPost = await startTrivialServer('post');
   const torso = await startServerProcess(['--robot', 'torso', '--speed', '1']);
   try {
     await stiffen(torso.url, 'head_z');
-    const goto = gotoRequests();
-    const targets: [keyof EdgeResult['rounds'], string, Partial<autocannon.Options>][] = [
-      ['trivial', `${trivial.url}/trivial.json`, {}],
-      ['trivialPost', `${trivialPost.url}/trivial-goto.json`, goto],
-      ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`, {}],
-      ['robot', `${torso.url}/robot.json`, {}],
-      ['goto', `${torso.url}/motors/head_z/goto.json`, goto],
+    const targets: [keyof EdgeResult['rounds'], string, 'get' | 'goto'][] = [
+      ['trivial', `${trivial.url}/trivial.json`, 'get'],
+      ['trivialPost', `${trivialPost.url}/trivial-goto.json`, 'goto'],
+      ['register', `${torso.url}/motors/head_z/registers/present_position/value.json`, 'get'],
+      ['robot', `${torso.url}/robot.json`, 'get'],
+      ['goto', `${torso.url}/motors/head_z/goto.json`, 'goto'],
     ];
     const out = {
       trivial: [] as number[],
@@ -182,17 +219,16 @@ export async function runEdgeBench(rounds = 7, seconds = 3): Promise<EdgeResult>
       goto: [] as number[],
     };
     const p99Ms: { target: string; ms: number }[] = [];
-    for (const [, url, opts] of targets) await autocannon({ url, connections: 10, duration: 1, ...opts });
+    for (const [, url, kind] of targets) await edgeRun(client, url, kind, 1);
     for (let r = 0; r < rounds; r++)
       for (let k = 0; k < targets.length; k++) {
-        const [name, url, opts] = targets[(r + k) % targets.length]!;
-        const result = await autocannon({ url, connections: 10, duration: seconds, ...opts });
-        if (result.non2xx || result.errors)
-          throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-        out[name].push(result.requests.average);
-        p99Ms.push({ target: name, ms: result.latency.p99 });
+        const [name, url, kind] = targets[(r + k) % targets.length]!;
+        const result = await edgeRun(client, url, kind, seconds);
+        if (result.errors) throw new Error(`${name}: ${result.errors} errors or non-2xx answers`);
+        out[name].push(result.requestsPerSecond);
+        p99Ms.push({ target: name, ms: result.p99Ms });
       }
-    return { rounds: out, p99Ms, seconds };
+    return { rounds: out, p99Ms, seconds, client };
   } finally {
     await stopServerProcess(trivial);
     await stopServerProcess(trivialPost);
@@ -227,6 +263,7 @@ export function edgeRatios(
 
 /** Lines for the edge bench: each target's rounds, best and median, and its ratios to the trivial route. */
 export function edgeReport(e: EdgeResult): string[] {
+  const client = `      client: ${e.client}, 10 connections${e.client === 'wrk' ? ', one thread' : ''}, rounds of ${e.seconds} s`;
   const lines = (Object.entries(e.rounds) as [keyof EdgeResult['rounds'], number[]][]).map(([name, xs]) => {
     const line = `      ${name.padEnd(11)} best ${Math.max(...xs)
       .toFixed(0)
@@ -242,6 +279,7 @@ export function edgeReport(e: EdgeResult): string[] {
     return `${line}\n${' '.repeat(17)}against the trivial route: round by round ${r.perRound.map((x) => x.toFixed(2)).join(', ')} (median ${r.paired.toFixed(2)}x); best rounds ${r.best.toFixed(2)}x${post}`;
   });
   const slow = e.p99Ms.filter((r) => r.ms > 20).map((r) => `${r.target} ${r.ms} ms`);
+  lines.unshift(client);
   lines.push(
     `      runs with p99 > 20 ms: ${slow.length} of ${e.p99Ms.length}${slow.length ? ` (${slow.join(', ')})` : ''}`,
   );

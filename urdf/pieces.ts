@@ -52,7 +52,8 @@ export function reachesOf(points: readonly V3[]): number[] {
   return DOP_DIRECTIONS.map((n) => points.reduce((r, p) => Math.max(r, n[0] * p[0] + n[1] * p[1] + n[2] * p[2]), -Infinity));
 }
 
-function volumeOf(t: readonly number[]): number {
+/** Volume (m^3) of a closed triangle surface, 9 numbers a triangle: positive when it faces out (divergence theorem). */
+export function volumeOf(t: ArrayLike<number>): number {
   let v = 0;
   for (let k = 0; k < t.length; k += 9)
     v +=

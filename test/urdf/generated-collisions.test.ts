@@ -14,6 +14,7 @@ import { initRapier, jointStopsOf } from '../../src/sim/build-world.ts';
 import { linkPoses } from '../../src/sim/link-poses.ts';
 import { pairsTwoJointsApart, placeShape, shapeOf } from '../../src/sim/collision-shapes.ts';
 import { DOP_DIRECTIONS } from '../../urdf/polytope.ts';
+import { volumeOf } from '../../urdf/pieces.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { userToJoint } from '../../src/core/frames.ts';
 
@@ -29,18 +30,6 @@ function trianglesOf(robot: UrdfRobot, link: string, piece = 0): Float32Array {
   const g = robot.links.get(link)!.collisions[piece]!.geometry;
   if (g.kind !== 'mesh') throw new Error(`${link}: a ${g.kind}, not a mesh`);
   return g.triangles;
-}
-
-/** Volume (m^3) of a closed triangle surface: positive when it faces out (the divergence theorem). */
-function volumeOf(t: Float32Array): number {
-  let volume = 0;
-  for (let k = 0; k < t.length; k += 9)
-    volume +=
-      (t[k]! * (t[k + 4]! * t[k + 8]! - t[k + 5]! * t[k + 7]!) -
-        t[k + 1]! * (t[k + 3]! * t[k + 8]! - t[k + 5]! * t[k + 6]!) +
-        t[k + 2]! * (t[k + 3]! * t[k + 7]! - t[k + 4]! * t[k + 6]!)) /
-      6;
-  return volume;
 }
 
 /** How far the mesh reaches along each polytope direction, mm. */

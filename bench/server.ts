@@ -169,10 +169,10 @@ export function edgeClient(): EdgeClient {
   return wrkInstalled() ? 'wrk' : 'autocannon';
 }
 
-/** The goto's two bodies, each connection sending them in turn. */
+/** The goto's two bodies: wrk sends them in turn, autocannon's connections one each (gotoRequests). */
 const GOTO_BODIES = [-20, 20].map((position) => JSON.stringify({ position, duration: 0.5 }));
 
-/** One run of `seconds` against `url`, 10 connections: a GET, or gotos alternating between -20 and 20 degrees. */
+/** One run of `seconds` against `url`, 10 connections: a GET, or gotos to -20 and 20 degrees. */
 async function edgeRun(
   client: EdgeClient,
   url: string,

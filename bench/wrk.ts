@@ -19,7 +19,7 @@ export interface WrkRun {
 
 export interface WrkRequest {
   readonly method: 'GET' | 'POST';
-  /** Bodies sent in turn by each connection (POST). */
+  /** Bodies sent in turn (POST; one counter for wrk's one thread, whichever connection sends). */
   readonly bodies?: readonly string[];
 }
 

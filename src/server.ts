@@ -310,6 +310,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     alsoListed: view.listed,
     readiness,
     instrument: (app) => metrics.instrument(app),
+    counter: metrics,
+    plainLane: true,
   });
   await view.registerStream(app);
   phases.mark('http');

@@ -1,7 +1,7 @@
 /**
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
-import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import Fastify, {
   type FastifyBodyParser,
   type FastifyInstance,
@@ -15,16 +15,25 @@ import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
 import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { defaultProfile, etagOf, type Profile } from './profile.ts';
-import { RawReply, type RouteRequest, type RouteSpec, displayPath } from './route.ts';
+import { RawReply, type RouteSpec } from './route.ts';
+import { indexPage } from './index-page.ts';
 import type { ChangeCounter } from './robot-answer.ts';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './timeouts.ts';
 import { Readiness } from './readiness.ts';
+import { type AnswerCounter, IncomingRequest, type Lane, NO_LANE, plainLane } from './lane.ts';
 import { HEALTH_PATH, healthRoutes, notReady } from './routes/health.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
   /** Called on the new app before any hook or route is added (the metrics' per-route hooks). */
   readonly instrument?: (app: FastifyInstance) => void;
+  /** Counts the answers of the plain lane (src/http/lane.ts), which fastify's hooks do not see. */
+  readonly counter?: AnswerCounter;
+  /**
+   * Answer plain requests to `routes` without fastify's per-request machinery (src/http/lane.ts). Only for an app
+   * whose owner adds no hook of its own: the lane runs before any hook (the classroom's main port forwards from one).
+   */
+  readonly plainLane?: boolean;
   readonly logger: Logger;
   /** Allowed CORS origins; '*' (default) allows any. */
   readonly corsOrigins?: '*' | readonly string[];
@@ -67,6 +76,15 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
   const origins = opts.corsOrigins ?? '*';
   const profile = opts.profile ?? defaultProfile;
+  /** The common headers as the plain lane writes them when origins are listed (lower-case, as fastify stores them). */
+  const listedOrigins = (origin: string | undefined): Record<string, string> => {
+    const headers: Record<string, string> = { 'cache-control': 'no-store' };
+    if (origin && origins.includes(origin)) {
+      headers['access-control-allow-origin'] = origin;
+      headers.vary = 'Origin';
+    }
+    return headers;
+  };
   const commonHeaders = (req: FastifyRequest, reply: FastifyReply) => {
     if (origins === '*') {
       reply.headers(OPEN_HEADERS);
@@ -83,6 +101,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   let closing = false;
   const readiness = opts.readiness ?? new Readiness();
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  // Set once the routes are known (below); until then every request goes to fastify.
+  let lane: Lane = NO_LANE;
   const app = Fastify({
     logger: false,
     bodyLimit,
@@ -96,6 +116,16 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       connectionsCheckingInterval: Math.max(100, Math.min(1000, timeouts.headers / 4)),
     },
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
+    // The server fastify would make (lib/server.js), with the plain lane in front of fastify's handler.
+    serverFactory: (handler, options) => {
+      const server = createServer(options.http ?? {}, (req, res) => {
+        if (!lane(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = timeouts.idle;
+      server.requestTimeout = timeouts.request;
+      server.setTimeout(Number(options.connectionTimeout ?? 0));
+      return server;
+    },
     // HEAD is not an action: no HEAD twin of each GET (it would run the GET's side effects); HEAD is 405.
     exposeHeadRoutes: false,
     // While closing, requests get our 503 body (onRequest below), not fastify's.
@@ -188,6 +218,17 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     ...opts.routes,
   ];
   const patterns = all.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
+  if (opts.plainLane)
+    lane = plainLane(all, {
+      profile,
+      bodyLimit,
+      logger: opts.logger,
+      commonHeaders: origins === '*' ? undefined : listedOrigins,
+      open: () => !closing && readiness.ready,
+      changes: opts.changes,
+      counter: opts.counter,
+      requestLog: opts.requestLog,
+    });
 
   app.setNotFoundHandler((req) => {
     const path = req.url.split('?')[0]!;
@@ -315,32 +356,6 @@ function routeSchema(route: RouteSpec): Record<string, unknown> {
   return schema;
 }
 
-/** A route's request; `clientGone` is made on first use only (a closure or getter per request costs throughput). */
-class IncomingRequest implements RouteRequest {
-  #gone: AbortController | undefined;
-  constructor(
-    readonly params: Readonly<Record<string, string>>,
-    readonly query: Readonly<Record<string, string>>,
-    readonly body: Body,
-    readonly response: ServerResponse,
-  ) {}
-
-  get headers(): Readonly<Record<string, string | string[] | undefined>> {
-    return this.response.req.headers;
-  }
-
-  get clientGone(): AbortSignal {
-    if (!this.#gone) {
-      const gone = (this.#gone = new AbortController());
-      const response = this.response;
-      response.once('close', () => {
-        if (!response.writableFinished) gone.abort();
-      });
-    }
-    return this.#gone.signal;
-  }
-}
-
 async function readGetBody(
   stream: NodeJS.ReadableStream,
   contentType: string | undefined,
@@ -368,27 +383,4 @@ function pathRegex(path: string): RegExp {
     )
     .join('/');
   return new RegExp(`^${escaped}/?$`);
-}
-
-function indexPage(
-  title: string,
-  routes: readonly Pick<RouteSpec, 'method' | 'path' | 'summary'>[],
-  viewPath?: string,
-): string {
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const section = (method: 'GET' | 'POST') =>
-    routes
-      .filter((r) => r.method === method)
-      .map((r) => `<li><code>${method} ${esc(displayPath(r.path))}</code> — ${esc(r.summary)}</li>`)
-      .join('\n');
-  return `<!doctype html>
-<html><head><meta charset="utf-8"><title>${esc(title)} — REST API 4.0.0</title></head>
-<body><h1>${esc(title)}</h1><p>REST API 4.0.0. JSON in, JSON out. The reference with every body and answer:
-<a href="/docs">/docs</a> (OpenAPI document: <a href="/openapi.json">/openapi.json</a>).</p>
-${viewPath ? `<p><a href="${esc(viewPath)}">Open the robot in 3D, with its control panels</a></p>\n` : ''}<h2>GET</h2><ul>
-${section('GET')}
-</ul><h2>POST</h2><ul>
-${section('POST')}
-</ul></body></html>
-`;
 }

@@ -60,7 +60,13 @@ export function schemaFailure(err: z.ZodError, input: unknown, tip: string): Rob
   return badRequest(body.error, body.tip, body.details);
 }
 
-export function errorBody(err: unknown, req?: FastifyRequest): { status: number; body: ErrorBody } {
+/** What a schema failure needs of its request: the body that was checked and the route's tip. */
+export interface FailedRequest {
+  readonly body: unknown;
+  readonly tip: string | undefined;
+}
+
+export function errorBody(err: unknown, req?: FailedRequest): { status: number; body: ErrorBody } {
   if (err instanceof RobotError) {
     return { status: STATUS[err.code], body: { error: err.message, tip: err.tip, details: err.details } };
   }
@@ -71,7 +77,7 @@ export function errorBody(err: unknown, req?: FastifyRequest): { status: number;
       body: schemaError(
         fe.validation,
         req?.body,
-        req?.routeOptions.config.route?.tip ?? 'GET /openapi.json describes the body of every endpoint',
+        req?.tip ?? 'GET /openapi.json describes the body of every endpoint',
       ),
     };
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe?.statusCode === 413) {
@@ -98,16 +104,26 @@ export function errorBody(err: unknown, req?: FastifyRequest): { status: number;
 
 export function makeErrorHandler(logger: Logger, jsonType = 'application/json; charset=utf-8') {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    const { status, body } = errorBody(err, req);
-    // A shutdown's 503 and a primitive's timeout are expected answers, not server faults.
-    const expected = err instanceof RobotError && (err.code === 'unavailable' || err.code === 'timeout');
-    if (status >= 500 && !expected)
-      logger.error(`${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}`);
+    const failed = {
+      body: req.body,
+      get tip() {
+        return req.routeOptions.config.route?.tip;
+      },
+    };
+    const { status, body } = errorBody(err, failed);
+    logFailure(logger, err, status, req.method, req.url);
     if (err instanceof RobotError && err.code === 'method_not_allowed' && err.details)
       reply.header('Allow', err.details);
     // Serialised here with the profile's JSON type: some errors (router, client) skip the onSend hooks.
     void reply.code(status).type(jsonType).send(JSON.stringify(body));
   };
+}
+
+/** A 5xx that is the server's fault is logged with its stack; a shutdown's 503 and a primitive's timeout are expected
+ * answers, not faults. */
+export function logFailure(logger: Logger, err: unknown, status: number, method: string, url: string): void {
+  const expected = err instanceof RobotError && (err.code === 'unavailable' || err.code === 'timeout');
+  if (status >= 500 && !expected) logger.error(`${method} ${url}: ${(err as Error)?.stack ?? String(err)}`);
 }
 
 /** Node's own HTTP errors, before any request exists: answered with the JSON error body, then the socket closes. */

@@ -6,6 +6,7 @@
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { AggregatorRegistry, Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { z } from 'zod';
+import type { AnswerCounter } from './lane.ts';
 import { RawReply, type RouteSpec } from './route.ts';
 
 /** Where the numbers come from; each is read when Prometheus scrapes. */
@@ -55,7 +56,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.
 /** Loop lateness buckets, s: the 50 Hz loop's cycles should start within 2 ms of their schedule. */
 const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
 
-export class RobotMetrics {
+export class RobotMetrics implements AnswerCounter {
   readonly registry = new Registry();
   /** The last request answered, kept as parts (a request costs no object). */
   #lastSeries: Series | undefined;
@@ -155,6 +156,11 @@ export class RobotMetrics {
     this.#lastSeries = series;
     this.#lastUrl = url;
     this.#lastAt = Date.now();
+  }
+
+  /** An answer of the plain lane (src/http/lane.ts), which fastify's hooks do not see. */
+  answered(path: string, method: string, status: number, elapsedMs: number, url: string): void {
+    this.#count(this.#tally.series(path, method, status), elapsedMs, url);
   }
 
   /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */

@@ -76,14 +76,15 @@ export function plainLane(routes: readonly RouteSpec[], opts: LaneOptions): Lane
     const type = headers['content-type'];
     if (length === undefined || !(Number(length) <= bodyLimit)) return false;
     if (type === undefined || !type.startsWith(JSON_TYPE)) return false;
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (text += chunk));
+    // Bytes decoded once at the end (as fastify's parseAs 'string' gives them), not through a StringDecoder per chunk.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('error', () => {}); // a client gone mid-body: nothing to answer
     req.on('end', () => {
       let body: Body;
       try {
-        body = parseBody(text, type);
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        body = parseBody(bytes.toString('utf8'), type);
       } catch (err) {
         found.route.fail(req, res, err, undefined, arrived);
         return;

@@ -89,6 +89,12 @@ const PLAIN: readonly Case[] = [
     body: '{"motors":["m1","m1"],"positions":[10,-10],"duration":1}',
   },
   {
+    name: 'a body beyond ASCII',
+    method: 'POST',
+    path: '/motors/goto.json',
+    body: '{"motors":["m\u00e9\u6a5f"],"positions":[1],"duration":1}',
+  },
+  {
     name: 'a register write',
     method: 'POST',
     path: '/motors/m2/registers/compliant/value.json',

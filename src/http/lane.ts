@@ -149,7 +149,22 @@ function laneRoute(route: RouteSpec, opts: LaneOptions): LaneRoute {
     debug?.(`${req.method} ${req.url} ${status} ${elapsed.toFixed(1)} ms`);
   }
 
+  /** An answer that cannot be sent as it is (a value JSON cannot write) is a 500, logged, as fastify makes it; the
+   * server goes on. */
   function answer(req: IncomingMessage, res: ServerResponse, result: unknown, arrived: number): void {
+    try {
+      answerOrThrow(req, res, result, arrived);
+    } catch (err) {
+      if (res.headersSent) return void res.destroy();
+      try {
+        fail(req, res, err, undefined, arrived);
+      } catch {
+        res.destroy();
+      }
+    }
+  }
+
+  function answerOrThrow(req: IncomingMessage, res: ServerResponse, result: unknown, arrived: number): void {
     changing?.bump();
     if (result instanceof RawReply) return send(req, res, 200, result.contentType, result.payload, arrived);
     const status = profile.status(route);

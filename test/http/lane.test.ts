@@ -7,6 +7,11 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { RobotError } from '../../src/core/errors.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { route } from '../../src/http/route.ts';
 import { simServer, type TestServer } from '../helpers.ts';
 
 interface Answer {
@@ -160,6 +165,41 @@ const OTHERS: readonly Case[] = [
   },
 ];
 
+function sendOverSocket(port: number, c: Case): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const type = c.type ?? JSON_TYPE;
+    const headers: Record<string, string> = {};
+    if (c.body !== undefined && type) headers['content-type'] = type;
+    if (c.body !== undefined && !c.chunked) headers['content-length'] = String(Buffer.byteLength(c.body));
+    const req = request(
+      { host: '127.0.0.1', port, method: c.method, path: c.path, headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: comparable(res.headers), body }));
+      },
+    );
+    req.on('error', reject);
+    if (c.chunked && c.body) {
+      req.write(c.body.slice(0, 5));
+      req.write(c.body.slice(5));
+    }
+    req.end(c.chunked ? undefined : c.body);
+  });
+}
+
+async function sendInjected(app: FastifyInstance, c: Case): Promise<Answer> {
+  const type = c.type ?? JSON_TYPE;
+  const res = await app.inject({
+    method: c.method as 'GET',
+    url: c.path,
+    headers: c.body !== undefined && type ? { 'content-type': type } : {},
+    payload: c.body,
+  });
+  return { status: res.statusCode, headers: comparable(res.headers), body: res.body };
+}
+
 describe('the plain lane', function () {
   let twin: TestServer;
   let port = 0;
@@ -179,40 +219,8 @@ describe('the plain lane', function () {
   });
   after(() => twin.close());
 
-  function overSocket(c: Case): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const type = c.type ?? JSON_TYPE;
-      const headers: Record<string, string> = {};
-      if (c.body !== undefined && type) headers['content-type'] = type;
-      if (c.body !== undefined && !c.chunked) headers['content-length'] = String(Buffer.byteLength(c.body));
-      const req = request(
-        { host: '127.0.0.1', port, method: c.method, path: c.path, headers, agent: false },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, headers: comparable(res.headers), body }));
-        },
-      );
-      req.on('error', reject);
-      if (c.chunked && c.body) {
-        req.write(c.body.slice(0, 5));
-        req.write(c.body.slice(5));
-      }
-      req.end(c.chunked ? undefined : c.body);
-    });
-  }
-
-  async function injected(c: Case): Promise<Answer> {
-    const type = c.type ?? JSON_TYPE;
-    const res = await twin.app.inject({
-      method: c.method as 'GET',
-      url: c.path,
-      headers: c.body !== undefined && type ? { 'content-type': type } : {},
-      payload: c.body,
-    });
-    return { status: res.statusCode, headers: comparable(res.headers), body: res.body };
-  }
+  const overSocket = (c: Case) => sendOverSocket(port, c);
+  const injected = (c: Case) => sendInjected(twin.app, c);
 
   for (const c of PLAIN)
     it(`answers ${c.name} as fastify does, without fastify`, async function () {
@@ -246,4 +254,67 @@ describe('the plain lane', function () {
     await overSocket(PLAIN[10]!); // a goto with a string
     expect([await count(200), await count(400)]).to.deep.equal([ok + 1, bad + 1]);
   });
+});
+
+describe('the plain lane, when a route fails', function () {
+  let app: FastifyInstance;
+  let port = 0;
+  const logged: string[] = [];
+  let reachedFastify = 0;
+  const logger = { info() {}, warn() {}, error: (msg: string) => void logged.push(msg) };
+  const routes = [
+    route({
+      method: 'GET',
+      path: '/big.json',
+      summary: 'an answer JSON cannot write',
+      handler: () => ({ n: 1n }),
+    }),
+    route({
+      method: 'GET',
+      path: '/fault.json',
+      summary: 'a handler with a bug',
+      handler: () => {
+        throw new Error('boom');
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/later.json',
+      summary: 'an answer that comes later',
+      body: z.object({ a: z.number() }),
+      handler: async ({ body }) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (body.a < 0) throw new RobotError('conflict', 'a is negative', 'send a positive a');
+        return { a: body.a };
+      },
+    }),
+  ];
+
+  before(async function () {
+    app = buildApp({ routes, logger, plainLane: true });
+    app.addHook('onRequest', (_req, _reply, done) => {
+      reachedFastify++;
+      done();
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  after(() => app.close());
+
+  const cases: readonly Case[] = [
+    { name: 'an answer JSON cannot write', method: 'GET', path: '/big.json' },
+    { name: 'a handler that throws', method: 'GET', path: '/fault.json' },
+    { name: 'an answer that comes later', method: 'POST', path: '/later.json', body: '{"a":2}' },
+    { name: 'an error that comes later', method: 'POST', path: '/later.json', body: '{"a":-2}' },
+  ];
+  for (const c of cases)
+    it(`answers ${c.name} as fastify does, and goes on`, async function () {
+      const [before, reached] = [logged.length, reachedFastify];
+      const lane = await sendOverSocket(port, c);
+      expect(reachedFastify, 'the request reached fastify').to.equal(reached);
+      const other = await sendInjected(app, c);
+      expect(lane).to.deep.equal(other);
+      // A 500 is the server's fault: logged once each way.
+      expect(logged.length - before).to.equal(lane.status === 500 ? 2 : 0);
+    });
 });

@@ -181,7 +181,7 @@ function laneRoute(route: RouteSpec, opts: LaneOptions): LaneRoute {
     input: unknown,
     arrived: number,
   ): void {
-    const { status, body } = errorBody(err, { body: input, tip });
+    const { status, body } = errorBody(err, { body: input, tip: route.tip });
     logFailure(logger, err, status, req.method!, req.url!);
     send(req, res, status, profile.jsonType, JSON.stringify(body), arrived);
   }

@@ -306,6 +306,18 @@ describe('the plain lane, when a route fails', function () {
     { name: 'a handler that throws', method: 'GET', path: '/fault.json' },
     { name: 'an answer that comes later', method: 'POST', path: '/later.json', body: '{"a":2}' },
     { name: 'an error that comes later', method: 'POST', path: '/later.json', body: '{"a":-2}' },
+    {
+      name: 'a body that fails a route without a tip',
+      method: 'POST',
+      path: '/later.json',
+      body: '{"a":"x"}',
+    },
+    {
+      name: 'a body that is no object, to a route without a tip',
+      method: 'POST',
+      path: '/later.json',
+      body: '3',
+    },
   ];
   for (const c of cases)
     it(`answers ${c.name} as fastify does, and goes on`, async function () {

@@ -39,7 +39,7 @@ export interface LaneOptions {
 /** Answers the request and says true, or says false and leaves it untouched for fastify. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-/** A lane that takes nothing (before the routes are known, or when the profile asks what only fastify does). */
+/** A lane that takes nothing (before the routes are known, or for an app that answers through fastify alone). */
 export const NO_LANE: Lane = () => false;
 
 /** A parameter the lane reads as fastify's router does: no escapes, no dots, nothing it could read otherwise. */
@@ -49,7 +49,6 @@ const EMPTY_QUERY: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Builds the lane for `routes` (those it cannot serve exactly as fastify does are left out). */
 export function plainLane(routes: readonly RouteSpec[], opts: LaneOptions): Lane {
-  if (opts.profile.etags) return NO_LANE; // ETags and 304s live in an onSend hook of fastify's
   const table = new RouteTable<LaneRoute>();
   for (const route of routes) {
     if (route.getWithBody || (route.method === 'GET' && route.body)) continue;

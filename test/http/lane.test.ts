@@ -330,3 +330,24 @@ describe('the plain lane, when a route fails', function () {
       expect(logged.length - before).to.equal(lane.status === 500 ? 2 : 0);
     });
 });
+
+describe('the plain lane, with the pypot profile', function () {
+  it('stays out: its answers are rewritten in an onSend hook (content type, ETags)', async function () {
+    const twin = await simServer('ergo-jr', { compat: 'pypot' });
+    let reachedFastify = 0;
+    twin.app.addHook('onRequest', (_req, _reply, done) => {
+      reachedFastify++;
+      done();
+    });
+    try {
+      await twin.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (twin.app.server.address() as AddressInfo).port;
+      const answer = await sendOverSocket(port, { name: 'a read', method: 'GET', path: '/motors/list.json' });
+      expect(reachedFastify).to.equal(1);
+      expect(answer.headers.etag).to.be.a('string');
+      expect(answer.headers['content-type']).to.equal('text/html; charset=UTF-8');
+    } finally {
+      await twin.close();
+    }
+  });
+});

@@ -250,8 +250,8 @@ describe('the plain lane', function () {
       return line ? Number(line.slice(series.length)) : 0;
     };
     const [ok, bad] = [await count(200), await count(400)];
-    await overSocket(PLAIN[9]!); // a goto
-    await overSocket(PLAIN[10]!); // a goto with a string
+    await overSocket(PLAIN.find((c) => c.name === 'a goto')!);
+    await overSocket(PLAIN.find((c) => c.name === 'a goto with a string')!);
     expect([await count(200), await count(400)]).to.deep.equal([ok + 1, bad + 1]);
   });
 });

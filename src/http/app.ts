@@ -76,7 +76,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
   const origins = opts.corsOrigins ?? '*';
   const profile = opts.profile ?? defaultProfile;
-  /** The common headers as the plain lane writes them when origins are listed (lower-case, as fastify stores them). */
+  /** The common headers when origins are listed, for fastify's replies and the plain lane alike. */
   const listedOrigins = (origin: string | undefined): Record<string, string> => {
     const headers: Record<string, string> = { 'cache-control': 'no-store' };
     if (origin && origins.includes(origin)) {
@@ -90,12 +90,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       reply.headers(OPEN_HEADERS);
       return;
     }
-    reply.header('Cache-Control', 'no-store');
-    const origin = req.headers.origin;
-    if (origin && origins.includes(origin)) {
-      reply.header('Access-Control-Allow-Origin', origin);
-      reply.header('Vary', 'Origin');
-    }
+    reply.headers(listedOrigins(req.headers.origin));
   };
   const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
   let closing = false;

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { RobotError } from '../../src/core/errors.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { route } from '../../src/http/route.ts';
 import { simServer, type TestServer } from '../helpers.ts';
@@ -38,6 +39,7 @@ interface Case {
   readonly type?: string;
   /** Sent without a Content-Length, in chunks. */
   readonly chunked?: boolean;
+  readonly origin?: string;
 }
 
 const JSON_TYPE = 'application/json';
@@ -171,6 +173,7 @@ function sendOverSocket(port: number, c: Case): Promise<Answer> {
     const headers: Record<string, string> = {};
     if (c.body !== undefined && type) headers['content-type'] = type;
     if (c.body !== undefined && !c.chunked) headers['content-length'] = String(Buffer.byteLength(c.body));
+    if (c.origin) headers.origin = c.origin;
     const req = request(
       { host: '127.0.0.1', port, method: c.method, path: c.path, headers, agent: false },
       (res) => {
@@ -194,7 +197,10 @@ async function sendInjected(app: FastifyInstance, c: Case): Promise<Answer> {
   const res = await app.inject({
     method: c.method as 'GET',
     url: c.path,
-    headers: c.body !== undefined && type ? { 'content-type': type } : {},
+    headers: {
+      ...(c.body !== undefined && type ? { 'content-type': type } : {}),
+      ...(c.origin ? { origin: c.origin } : {}),
+    },
     payload: c.body,
   });
   return { status: res.statusCode, headers: comparable(res.headers), body: res.body };
@@ -350,4 +356,33 @@ describe('the plain lane, with the pypot profile', function () {
       await twin.close();
     }
   });
+});
+
+describe('the plain lane, with listed origins', function () {
+  let app: FastifyInstance;
+  let port = 0;
+  let reachedFastify = 0;
+  before(async function () {
+    const routes = [route({ method: 'GET', path: '/one.json', summary: 'one', handler: () => ({ one: 1 }) })];
+    app = buildApp({ routes, logger: silentLogger, corsOrigins: ['http://class.example'], plainLane: true });
+    app.addHook('onRequest', (_req, _reply, done) => {
+      reachedFastify++;
+      done();
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  after(() => app.close());
+
+  for (const origin of ['http://class.example', 'http://elsewhere.example', undefined])
+    it(`answers a request from ${origin ?? 'no origin'} with fastify's CORS headers`, async function () {
+      const c: Case = { name: 'one', method: 'GET', path: '/one.json', origin };
+      const reached = reachedFastify;
+      const lane = await sendOverSocket(port, c);
+      expect(reachedFastify, 'the request reached fastify').to.equal(reached);
+      expect(lane).to.deep.equal(await sendInjected(app, c));
+      expect(lane.headers['access-control-allow-origin']).to.equal(
+        origin === 'http://class.example' ? origin : undefined,
+      );
+    });
 });

@@ -223,7 +223,8 @@ for (const [target, name, goal] of edgeGoals) {
     ratio.paired >= goal,
   );
 }
-const spikes = edge.p99Ms.filter((r) => !r.target.startsWith('trivial'));
+const ours: readonly string[] = ['register', 'robot', 'goto'];
+const spikes = edge.p99Ms.filter((r) => ours.includes(r.target));
 const slow = spikes.filter((r) => r.ms > 20);
 row(
   `runs of ${edge.seconds} s with p99 > 20 ms (of ${spikes.length})`,

@@ -62,7 +62,9 @@ export async function startServerProcess(args: readonly string[]): Promise<Runni
 }
 
 /** The framework's ceiling: bench/trivial-server.ts (one trivial fastify route) in its own process. */
-export async function startTrivialServer(kind: 'get' | 'post' | 'param' = 'get'): Promise<RunningServer> {
+export async function startTrivialServer(
+  kind: 'get' | 'post' | 'param' | 'node-post' = 'get',
+): Promise<RunningServer> {
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/trivial-server.ts', kind], {
     cwd: ROOT,
@@ -149,6 +151,8 @@ export interface EdgeResult {
     readonly trivialPost: number[];
     /** fastify's trivial GET on the register read's two-parameter path (a reference, no goal). */
     readonly trivialParam: number[];
+    /** node's own http server answering the goto's body, no framework: the floor of a POST on node (a reference). */
+    readonly nodePost: number[];
     readonly register: number[];
     readonly robot: number[];
     readonly goto: number[];
@@ -207,6 +211,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
     trivial: [] as number[],
     trivialPost: [] as number[],
     trivialParam: [] as number[],
+    nodePost: [] as number[],
     register: [] as number[],
     robot: [] as number[],
     goto: [] as number[],
@@ -222,6 +227,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
       const trivial = await started(startTrivialServer());
       const trivialPost = await started(startTrivialServer('post'));
       const trivialParam = await started(startTrivialServer('param'));
+      const nodePost = await started(startTrivialServer('node-post'));
       const torso = await started(startServerProcess(['--robot', 'torso', '--speed', '1']));
       await stiffen(torso, 'head_z');
       const register = '/motors/head_z/registers/present_position/value.json';
@@ -229,6 +235,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
         ['trivial', `${trivial}/trivial.json`, 'get'],
         ['trivialPost', `${trivialPost}/trivial-goto.json`, 'goto'],
         ['trivialParam', `${trivialParam}${register}`, 'get'],
+        ['nodePost', `${nodePost}/motors/head_z/goto.json`, 'goto'],
         ['register', `${torso}${register}`, 'get'],
         ['robot', `${torso}/robot.json`, 'get'],
         ['goto', `${torso}/motors/head_z/goto.json`, 'goto'],
@@ -262,8 +269,8 @@ export const median = (xs: readonly number[]): number => {
  */
 export function edgeRatios(
   e: EdgeResult,
-  target: 'register' | 'robot' | 'goto' | 'trivialPost' | 'trivialParam',
-  against: 'trivial' | 'trivialPost' | 'trivialParam' = 'trivial',
+  target: Exclude<keyof EdgeResult['rounds'], 'trivial'>,
+  against: 'trivial' | 'trivialPost' | 'trivialParam' | 'nodePost' = 'trivial',
 ): { paired: number; best: number; perRound: number[] } {
   const perRound = e.rounds[target].map((x, r) => x / e.rounds[against][r]!);
   return {
@@ -286,7 +293,7 @@ export function edgeReport(e: EdgeResult): string[] {
     const r = edgeRatios(e, name);
     const post =
       name === 'goto'
-        ? `\n${' '.repeat(17)}against fastify's trivial POST: median ${edgeRatios(e, name, 'trivialPost').paired.toFixed(2)}x`
+        ? `\n${' '.repeat(17)}against fastify's trivial POST: median ${edgeRatios(e, name, 'trivialPost').paired.toFixed(2)}x; against node's own POST: median ${edgeRatios(e, name, 'nodePost').paired.toFixed(2)}x`
         : name === 'register'
           ? `\n${' '.repeat(17)}against fastify's trivial GET on its path: median ${edgeRatios(e, name, 'trivialParam').paired.toFixed(2)}x`
           : '';

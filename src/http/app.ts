@@ -8,12 +8,12 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { validatorCompiler } from 'fastify-type-provider-zod';
 import { RobotError, shuttingDown } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
 import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
+import { bodyValidatorCompiler } from './plain-check.ts';
 import { defaultProfile, etagOf, type Profile } from './profile.ts';
 import { RawReply, type RouteSpec } from './route.ts';
 import { indexPage } from './index-page.ts';
@@ -134,9 +134,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     },
   });
   opts.instrument?.(app);
-  // Bodies are checked by their zod schemas; a failure becomes the 400 error body in errors.ts. Params are strings
-  // the domain looks up (404 when unknown): the document takes them from the paths.
-  app.setValidatorCompiler(validatorCompiler);
+  // Bodies are checked by their zod schemas (plain bodies by their plain path first); a failure becomes the 400 error
+  // body in errors.ts. Params are strings the domain looks up (404 when unknown): the document takes them from the paths.
+  app.setValidatorCompiler(bodyValidatorCompiler);
   // Answers are documented by their schemas and sent as they are.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 

@@ -8,17 +8,20 @@
  * serializer) was more than the register read's own work (docs/decisions/0053-plain-lane.md).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from '../core/logger.ts';
 import { NO_BODY, objectBody, parseBody, type Body } from './body.ts';
 import { errorBody, logFailure } from './errors.ts';
+import { bodyValidatorCompiler, type Validator } from './plain-check.ts';
 import type { Profile } from './profile.ts';
 import type { ChangeCounter } from './robot-answer.ts';
 import { RawReply, type RouteRequest, type RouteSpec } from './route.ts';
 
-/** Who counts the answers (the metrics): the route's pattern, method, status, milliseconds and URL. */
+/** Counts one route's answers: method, status, milliseconds and URL. */
+export type RouteAnswerCounter = (method: string, status: number, elapsedMs: number, url: string) => void;
+
+/** Who counts the answers (the metrics): a counter per route pattern, made once when the lane is built. */
 export interface AnswerCounter {
-  answered(path: string, method: string, status: number, elapsedMs: number, url: string): void;
+  forRoute(path: string): RouteAnswerCounter;
 }
 
 export interface LaneOptions {
@@ -108,7 +111,8 @@ interface LaneRoute {
 
 /** One route as the lane runs it: the steps of app.ts's addRoute, in its order, without fastify's objects. */
 function laneRoute(route: RouteSpec, opts: LaneOptions): LaneRoute {
-  const { profile, logger, counter, commonHeaders } = opts;
+  const { profile, logger, commonHeaders } = opts;
+  const count = opts.counter?.forRoute(route.path);
   const changing = opts.changes && (route.method !== 'GET' || route.action) ? opts.changes : undefined;
   const readsBody = route.method === 'POST';
   const tip = route.tip ?? 'GET / lists every endpoint; GET /openapi.json describes each body';
@@ -116,9 +120,12 @@ function laneRoute(route: RouteSpec, opts: LaneOptions): LaneRoute {
   // The very validator fastify compiles for the route (app.ts sets it as the app's validator compiler).
   const validate =
     readsBody && schema
-      ? (validatorCompiler({ schema, method: route.method, url: route.path, httpPart: 'body' }) as (
-          value: unknown,
-        ) => { error?: unknown; value?: unknown })
+      ? (bodyValidatorCompiler({
+          schema,
+          method: route.method,
+          url: route.path,
+          httpPart: 'body',
+        }) as Validator)
       : undefined;
   const debug = opts.requestLog ? logger.debug : undefined;
 
@@ -144,7 +151,7 @@ function laneRoute(route: RouteSpec, opts: LaneOptions): LaneRoute {
     res.writeHead(status, headers);
     res.end(payload);
     const elapsed = performance.now() - arrived;
-    counter?.answered(route.path, req.method!, status, elapsed, req.url!);
+    count?.(req.method!, status, elapsed, req.url!);
     debug?.(`${req.method} ${req.url} ${status} ${elapsed.toFixed(1)} ms`);
   }
 

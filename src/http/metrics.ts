@@ -6,7 +6,7 @@
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { AggregatorRegistry, Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { z } from 'zod';
-import type { AnswerCounter } from './lane.ts';
+import type { AnswerCounter, RouteAnswerCounter } from './lane.ts';
 import { RawReply, type RouteSpec } from './route.ts';
 
 /** Where the numbers come from; each is read when Prometheus scrapes. */
@@ -125,14 +125,9 @@ export class RobotMetrics implements AnswerCounter {
       done();
     });
     app.addHook('onRoute', (route) => {
-      const path = route.url;
-      // A route answers with one method and status most of the time: its last series is kept at hand.
-      let last: Series | undefined;
+      const count = this.forRoute(route.url);
       const hook: onSendHookHandler = (req, reply, payload, done) => {
-        const status = reply.statusCode;
-        if (last?.status !== status || last.method !== req.method)
-          last = this.#tally.series(path, req.method, status);
-        this.#count(last, performance.now() - req[ARRIVED], req.url);
+        count(req.method, reply.statusCode, performance.now() - req[ARRIVED], req.url);
         done(null, payload);
       };
       const own = route.onSend;
@@ -158,9 +153,16 @@ export class RobotMetrics implements AnswerCounter {
     this.#lastAt = Date.now();
   }
 
-  /** An answer of the plain lane (src/http/lane.ts), which fastify's hooks do not see. */
-  answered(path: string, method: string, status: number, elapsedMs: number, url: string): void {
-    this.#count(this.#tally.series(path, method, status), elapsedMs, url);
+  /**
+   * Counts the answers of the route `path`, from fastify's hook or the plain lane (src/http/lane.ts). A route answers
+   * with one method and status most of the time: its last series is kept at hand, not looked up by a key per answer.
+   */
+  forRoute(path: string): RouteAnswerCounter {
+    let last: Series | undefined;
+    return (method, status, elapsedMs, url) => {
+      if (last?.status !== status || last.method !== method) last = this.#tally.series(path, method, status);
+      this.#count(last, elapsedMs, url);
+    };
   }
 
   /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */

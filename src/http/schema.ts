@@ -6,35 +6,45 @@
 import { z } from 'zod';
 import { DECIMAL, MAX_DURATION, parseWait } from '../core/values.ts';
 import { badRequest } from '../core/errors.ts';
+import { NOT_PLAIN, withPlainCheck } from './plain-check.ts';
 
-/** A finite number: a JSON number or a decimal numeric string ("12.5"; never "0x10"). */
-export const lenientNumber = z
-  .union([z.number(), z.string().regex(DECIMAL).transform(Number)], {
-    error: 'must be a number (a decimal numeric string works too)',
-  })
-  .pipe(z.number({ error: 'must be a finite number' }))
-  .meta({ description: 'a number, or a decimal numeric string', examples: [30] });
+/** A finite number: a JSON number or a decimal numeric string ("12.5"; never "0x10"). Plain: a JSON number. */
+export const lenientNumber = withPlainCheck(
+  z
+    .union([z.number(), z.string().regex(DECIMAL).transform(Number)], {
+      error: 'must be a number (a decimal numeric string works too)',
+    })
+    .pipe(z.number({ error: 'must be a finite number' }))
+    .meta({ description: 'a number, or a decimal numeric string', examples: [30] }),
+  (v) => (typeof v === 'number' && Number.isFinite(v) ? v : NOT_PLAIN),
+);
 
-/** A duration in seconds, > 0 and at most MAX_DURATION. */
-export const duration = lenientNumber
-  .pipe(
-    z
-      .number()
-      .gt(0, { error: `must be greater than 0 (seconds)` })
-      .max(MAX_DURATION, { error: `must be at most ${MAX_DURATION} seconds` }),
-  )
-  .meta({ description: `seconds, > 0 and <= ${MAX_DURATION}`, examples: [1.5] });
+/** A duration in seconds, > 0 and at most MAX_DURATION. Plain: a JSON number within those bounds. */
+export const duration = withPlainCheck(
+  lenientNumber
+    .pipe(
+      z
+        .number()
+        .gt(0, { error: `must be greater than 0 (seconds)` })
+        .max(MAX_DURATION, { error: `must be at most ${MAX_DURATION} seconds` }),
+    )
+    .meta({ description: `seconds, > 0 and <= ${MAX_DURATION}`, examples: [1.5] }),
+  (v) => (typeof v === 'number' && v > 0 && v <= MAX_DURATION ? v : NOT_PLAIN),
+);
 
-/** `wait`: true only for true, "true", "True", 1, "1"; anything else (or nothing) is false. */
-export const wait = z
-  .unknown()
-  .optional()
-  .transform(parseWait)
-  .meta({
-    description:
-      'wait for the end of the motion before answering: true, "true", "True", 1 or "1"; default false',
-    examples: [true],
-  });
+/** `wait`: true only for true, "true", "True", 1, "1"; anything else (or nothing) is false. Always plain. */
+export const wait = withPlainCheck(
+  z
+    .unknown()
+    .optional()
+    .transform(parseWait)
+    .meta({
+      description:
+        'wait for the end of the motion before answering: true, "true", "True", 1 or "1"; default false',
+      examples: [true],
+    }),
+  parseWait,
+);
 
 /** Three numbers as "x,y,z" or [x, y, z]. */
 export const triple = z

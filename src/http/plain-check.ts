@@ -53,7 +53,8 @@ function plainCheckOf(schema: ZodInternals): PlainCheck | undefined {
  * field has one; undefined otherwise. Its answer has the schema's keys in order, as zod's has.
  */
 export function plainObjectCheck(schema: z.ZodType): PlainCheck | undefined {
-  const def = (schema as unknown as ZodInternals)._zod.def;
+  const def = (schema as unknown as Partial<ZodInternals>)._zod?.def;
+  if (!def) return undefined; // not a zod schema: its own validator alone
   if (def.type !== 'object' || !def.shape || def.catchall !== undefined || def.checks?.length)
     return undefined;
   const fields: [string, PlainCheck][] = [];

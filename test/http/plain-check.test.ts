@@ -159,6 +159,8 @@ describe('plain body checks (src/http/plain-check.ts)', () => {
       undefined,
     );
     expect(plainObjectCheck(z.array(lenientNumber)), 'not an object').to.equal(undefined);
+    const jsonSchema = { type: 'object', properties: { a: { type: 'number' } } } as unknown as z.ZodType;
+    expect(plainObjectCheck(jsonSchema), 'not a zod schema').to.equal(undefined);
     // zod leaves an absent optional key out of its answer: the plain path does not guess it.
     const anything = withPlainCheck(z.unknown().optional(), (v) => v);
     const optional = plainObjectCheck(z.object({ a: anything }))!;

@@ -159,6 +159,8 @@ export interface EdgeResult {
   };
   /** The p99 latency (ms) of every run, all targets. */
   readonly p99Ms: { readonly target: string; readonly ms: number }[];
+  /** The robot server's own event-loop delay over each of its runs (its /metrics), ms beyond the monitor's interval. */
+  readonly loopDelayMs: { readonly target: string; readonly p99: number; readonly max: number }[];
   readonly seconds: number;
   readonly client: EdgeClient;
 }
@@ -175,6 +177,23 @@ export function edgeClient(): EdgeClient {
 
 /** The goto's two bodies: wrk sends them in turn, autocannon's connections one each (gotoRequests). */
 const GOTO_BODIES = [-20, 20].map((position) => JSON.stringify({ position, duration: 0.5 }));
+
+/** prom-client's event-loop monitor samples every 10 ms: its figures include that interval. */
+const LOOP_MONITOR_INTERVAL_MS = 10;
+
+/**
+ * The robot server's event-loop delay since its last scrape, from its /metrics (the process's own figures): p99 and
+ * max, ms beyond the monitor's sampling interval.
+ */
+async function loopDelay(url: string): Promise<{ p99: number; max: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string): number => {
+    const m = new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text);
+    if (!m) throw new Error(`${name} is not in ${url}/metrics`);
+    return Math.max(0, Number(m[1]) * 1000 - LOOP_MONITOR_INTERVAL_MS);
+  };
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+}
 
 /** One run of `seconds` against `url`, 10 connections: a GET, or gotos to -20 and 20 degrees. */
 async function edgeRun(
@@ -217,6 +236,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
     goto: [] as number[],
   };
   const p99Ms: { target: string; ms: number }[] = [];
+  const loopDelayMs: { target: string; p99: number; max: number }[] = [];
   for (let r = 0; r < rounds; r++) {
     const servers: RunningServer[] = [];
     const started = async (server: Promise<RunningServer>) => {
@@ -243,7 +263,10 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
       for (const [, url, kind] of targets) await edgeRun(client, url, kind, 1);
       for (let k = 0; k < targets.length; k++) {
         const [name, url, kind] = targets[(r + k) % targets.length]!;
+        const ours = url.startsWith(torso);
+        if (ours) await loopDelay(torso); // a scrape starts the monitor's figures anew
         const result = await edgeRun(client, url, kind, seconds);
+        if (ours) loopDelayMs.push({ target: name, ...(await loopDelay(torso)) });
         if (result.errors) throw new Error(`${name}: ${result.errors} errors or non-2xx answers`);
         out[name].push(result.requestsPerSecond);
         p99Ms.push({ target: name, ms: result.p99Ms });
@@ -252,7 +275,7 @@ export async function runEdgeBench(rounds = 7, seconds = 3, client = edgeClient(
       for (const server of servers) await stopServerProcess(server);
     }
   }
-  return { rounds: out, p99Ms, seconds, client };
+  return { rounds: out, p99Ms, loopDelayMs, seconds, client };
 }
 
 export const median = (xs: readonly number[]): number => {
@@ -301,6 +324,12 @@ export function edgeReport(e: EdgeResult): string[] {
   });
   const slow = e.p99Ms.filter((r) => r.ms > 20).map((r) => `${r.target} ${r.ms} ms`);
   lines.unshift(client);
+  if (e.loopDelayMs.length) {
+    const worst = e.loopDelayMs.reduce((w, d) => (d.max > w.max ? d : w));
+    lines.push(
+      `      the robot server's event-loop delay under load (its /metrics, beyond the 10 ms sampling): p99 median ${median(e.loopDelayMs.map((d) => d.p99)).toFixed(1)} ms, worst ${worst.max.toFixed(1)} ms (${worst.target})`,
+    );
+  }
   lines.push(
     `      runs with p99 > 20 ms: ${slow.length} of ${e.p99Ms.length}${slow.length ? ` (${slow.join(', ')})` : ''}`,
   );

@@ -324,6 +324,7 @@ async function main(argv: string[]): Promise<void> {
       camera: opts.camera,
       shadow: opts.shadow,
       guard: opts.guard,
+      processMetrics: true,
       real: {
         serial: opts.serial,
         baud: opts.baud,

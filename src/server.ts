@@ -93,6 +93,11 @@ export interface ServerOptions {
   readonly guard?: boolean;
   /** Where the start's time goes, part by part (the start-up line prints it). */
   readonly phases?: Phases;
+  /**
+   * GET /metrics also shows the process's own figures (memory, CPU, GC, the event loop's delay): for a process that
+   * runs this one server (main.ts), not for a classroom's twins, which share one process and its own /metrics.
+   */
+  readonly processMetrics?: boolean;
 }
 
 /** At shutdown, how long connections still busy (a half-sent body) may take before they are cut (ms). */
@@ -267,6 +272,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         : undefined,
     },
     opts.metricsLabels,
+    { process: opts.processMetrics },
   );
   real?.onCycle((report) => metrics.loopLate(report.lateMs));
   const routes: RouteSpec[] = [

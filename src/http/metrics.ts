@@ -4,7 +4,15 @@
  * registry per robot server (no global state); a classroom merges its twins' registries (label `twin`).
  */
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
-import { AggregatorRegistry, Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  type Metric,
+  Registry,
+} from 'prom-client';
 import { z } from 'zod';
 import type { AnswerCounter, RouteAnswerCounter } from './lane.ts';
 import { RawReply, type RouteSpec } from './route.ts';
@@ -65,10 +73,19 @@ export class RobotMetrics implements AnswerCounter {
   readonly #tally = new RequestTally();
   readonly #lateness: Histogram | undefined;
 
-  /** `labels` go on every series (a classroom twin's `twin`). */
-  constructor(sources: MetricSources, labels: Readonly<Record<string, string>> = {}) {
+  /**
+   * `labels` go on every series (a classroom twin's `twin`). With `process`, prom-client's figures of the whole
+   * process too (`process_*`, `nodejs_*`: memory, CPU, GC pauses, the event loop's delay since the last scrape); they
+   * stay on for the process's life, so only a process that runs this one server asks for them.
+   */
+  constructor(
+    sources: MetricSources,
+    labels: Readonly<Record<string, string>> = {},
+    opts: { readonly process?: boolean } = {},
+  ) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ ...labels });
+    if (opts.process) collectDefaultMetrics({ register: this.registry });
     // Counted by this class and read by the registry when it is scraped: a request costs a few array increments, not
     // prom-client's label hashing and checks (3 us of a 60 us goto under load: perf).
     this.registry.registerMetric(this.#tally.requestsMetric() as unknown as Metric);

@@ -223,6 +223,10 @@ describe('CLI (src/main.ts as a process)', function () {
       const res = await fetch(`${server.base}/motors/list.json`);
       expect(res.status).to.equal(200);
       expect(await res.json()).to.deep.equal({ motors: ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'] });
+      // A process that runs one robot shows its own figures in /metrics: memory and the event loop's delay.
+      const metrics = await (await fetch(`${server.base}/metrics`)).text();
+      expect(metrics).to.match(/^process_resident_memory_bytes \d+/m);
+      expect(metrics).to.match(/^nodejs_eventloop_lag_p99_seconds [\d.e-]+$/m);
       server.child.kill(signal);
       const exit = await server.exited;
       expect(exit.signal, exit.stderr).to.equal(signal);

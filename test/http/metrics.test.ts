@@ -100,6 +100,21 @@ describe('GET /metrics (Prometheus text format)', function () {
     }
   });
 
+  it("the process's own figures only when asked (a process running one server), never twice", async () => {
+    const plain = await simServer('ergo-jr', { recordsDir: tmp });
+    const own = await simServer('ergo-jr', { recordsDir: tmp, processMetrics: true });
+    try {
+      expect((await plain.get('/metrics')).body).to.not.contain('nodejs_eventloop_lag');
+      const m = parse((await own.get('/metrics')).body);
+      expect(Number(sample(m, 'process_resident_memory_bytes')?.value)).to.be.greaterThan(10e6);
+      expect(Number(sample(m, 'nodejs_eventloop_lag_max_seconds')?.value)).to.be.at.least(0);
+      expect(m.get('nodejs_eventloop_lag_max_seconds')!.metrics).to.have.length(1);
+    } finally {
+      await plain.close();
+      await own.close();
+    }
+  });
+
   it("real: the bus's transactions, timeouts and loop lateness", async () => {
     const emulator = await startEmulator({ robot: 'ergo-jr' });
     try {

@@ -216,8 +216,7 @@ async function main(argv: string[]): Promise<void> {
     await Promise.all([...frameKernels, import('./vision/png-filter.ts')]);
     v8.setFlagsFromString('--liftoff-only');
   }
-  // The start-up's allocations would grow the young generation for good: it keeps its first size until the server
-  // listens, then grows under load as V8 sees fit (idle Torso 120 -> 104 MB).
+  // Start-up's allocations must not grow the young generation for good: it grows once listening (Torso 120 -> 104 MB).
   v8.setFlagsFromString('--semi-space-growth-factor=1');
   // From the process's start: node's own start and this module count too.
   const phases = new Phases(0);

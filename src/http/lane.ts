@@ -296,6 +296,8 @@ interface Match<T> {
  * under load, a goto 2.6 us (docs/decisions/0054-plain-body-check.md).
  */
 export const MATCHES_KEPT = 4096;
+/** Longer URLs are matched each time, never kept: the kept matches stay within a few megabytes whatever clients send. */
+export const KEPT_URL_MAX = 256;
 
 interface Node<T> {
   readonly words: Map<string, Node<T>>;
@@ -346,7 +348,7 @@ export class RouteTable<T> {
     const known = matches.get(url);
     if (known) return known;
     const match = matchOf(root, url);
-    if (match) {
+    if (match && url.length <= KEPT_URL_MAX) {
       if (matches.size >= MATCHES_KEPT) matches.clear();
       matches.set(url, match);
     }

@@ -3,7 +3,7 @@
  * for URLs asked again (the same frozen parameters each time), within MATCHES_KEPT per method.
  */
 import { expect } from 'chai';
-import { MATCHES_KEPT, patternOf, RouteTable } from '../../src/http/lane.ts';
+import { KEPT_URL_MAX, MATCHES_KEPT, patternOf, RouteTable } from '../../src/http/lane.ts';
 
 function table(): RouteTable<string> {
   const t = new RouteTable<string>();
@@ -61,5 +61,10 @@ describe('the plain lane route table', () => {
     const again = t.find('GET', url)!;
     expect(again).to.not.equal(first);
     expect(again.params).to.deep.equal({ motor: 'head_z', register: 'present_position' });
+    // A long URL is matched every time but never kept.
+    const long = `/motors/${'m'.repeat(KEPT_URL_MAX)}/registers/list.json`;
+    const once = t.find('GET', long)!;
+    expect(once.params.motor).to.have.length(KEPT_URL_MAX);
+    expect(t.find('GET', long)).to.not.equal(once);
   });
 });

@@ -310,17 +310,13 @@ const newNode = <T>(): Node<T> => ({ words: new Map(), params: [], value: undefi
 
 /** Routes by method and path: a word before a parameter at each segment, as fastify's router prefers. */
 export class RouteTable<T> {
-  readonly #roots = new Map<string, Node<T>>();
-  /** Per method, the matches of the URLs asked lately (found ones only: an unknown URL keeps nothing). */
-  readonly #matches = new Map<string, Map<string, Match<T>>>();
+  /** Per method: its tree, and the matches of the URLs asked lately (found ones only: an unknown URL keeps nothing). */
+  readonly #methods = new Map<string, { readonly root: Node<T>; readonly matches: Map<string, Match<T>> }>();
 
   add(method: string, segments: readonly Segment[], value: T): void {
-    let root = this.#roots.get(method);
-    if (!root) {
-      this.#roots.set(method, (root = newNode<T>()));
-      this.#matches.set(method, new Map());
-    }
-    let node: Node<T> = root;
+    let tree = this.#methods.get(method);
+    if (!tree) this.#methods.set(method, (tree = { root: newNode<T>(), matches: new Map() }));
+    let node: Node<T> = tree.root;
     for (const s of segments) {
       if ('word' in s) {
         let next: Node<T> | undefined = node.words.get(s.word);
@@ -342,9 +338,9 @@ export class RouteTable<T> {
   }
 
   find(method: string, url: string): Match<T> | undefined {
-    const root = this.#roots.get(method);
-    if (!root) return undefined;
-    const matches = this.#matches.get(method)!;
+    const tree = this.#methods.get(method);
+    if (!tree) return undefined;
+    const { root, matches } = tree;
     const known = matches.get(url);
     if (known) return known;
     const match = matchOf(root, url);

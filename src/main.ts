@@ -2,9 +2,18 @@
  * The command line: parse flags, build the server, listen, close on SIGINT/SIGTERM within SHUTDOWN_DEADLINE_MS
  * whatever clients do; a second signal exits at once.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import {
+  parsePort,
+  parsePositive,
+  parseSeconds,
+  parseSeed,
+  parseSpeed,
+  parseWorkers,
+} from './config/flags.ts';
 import { ConfigError } from './core/errors.ts';
 import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
+import { type EdgeFlags, edgeFlags, printedHost } from './http/edge-flags.ts';
 import { LOG_LEVELS, type LogLevel, asLogger, createPino } from './core/logger.ts';
 import type { RobotServer } from './server.ts';
 import type { Classroom } from './classroom/classroom.ts';
@@ -22,48 +31,6 @@ function youngGenerationGrows(): void {
 const SAME_SIGNAL_MS = 150;
 /** Past this, a shutdown that is still waiting on something exits anyway (and says what it gave up on). */
 const SHUTDOWN_DEADLINE_MS = 1800;
-
-function parseSpeed(v: string): number | 'max' {
-  if (v === 'max') return 'max';
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number or "max"');
-  return n;
-}
-
-function parseSeed(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
-  return n;
-}
-
-function parsePositive(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
-  return n;
-}
-
-function parsePort(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new InvalidArgumentError('must be an integer from 0 to 65535');
-  return n;
-}
-
-/** `--workers`: a count from 0 (0 and 1: the class in the main thread) or `auto` (one per core). */
-function parseWorkers(v: string): number | 'auto' {
-  if (v === 'auto') return 'auto';
-  const n = Number(v);
-  if (!/^\s*\d+\s*$/.test(v) || n > 256)
-    throw new InvalidArgumentError('must be "auto" or an integer from 0 to 256');
-  return n;
-}
-
-function parseSeconds(v: string): number {
-  const n = Number(v);
-  if (!/^\s*[0-9.]+\s*$/.test(v) || !Number.isFinite(n) || n <= 0 || n > 3600)
-    throw new InvalidArgumentError('must be a number of seconds above 0, at most 3600');
-  return n;
-}
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command()
@@ -133,7 +100,20 @@ async function main(argv: string[]): Promise<void> {
         .choices(['auto', 'lean', 'fast'])
         .default('auto'),
     )
-    .option('--cors-origins <list>', 'comma-separated allowed CORS origins, or * for any', '*')
+    .option(
+      '--cors-origins <list>',
+      "origins besides the server's own allowed to drive it and read its answers (comma-separated), or * for any",
+      '',
+    )
+    .option(
+      '--allowed-hosts <list>',
+      "host names besides the server's own it answers to (comma-separated)",
+      '',
+    )
+    .option(
+      '--token <token>',
+      'the token clients must send (default: POPPY_TWIN_TOKEN; generated beyond loopback)',
+    )
     .addOption(
       new Option('--log-level <level>', 'least severe level logged (debug adds a line per request)')
         .choices(LOG_LEVELS)
@@ -181,6 +161,8 @@ async function main(argv: string[]): Promise<void> {
     seed: number;
     speed: number | 'max';
     corsOrigins: string;
+    allowedHosts: string;
+    token?: string;
     compat?: 'pypot';
     logLevel: LogLevel;
     headerTimeout: number;
@@ -251,11 +233,20 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  let edge: EdgeFlags;
+  try {
+    edge = edgeFlags(opts, process.env.POPPY_TWIN_TOKEN, opts.classroom !== undefined);
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  if (edge.access.origins === '*')
+    logger.warn("--cors-origins='*': any web page the user opens may drive this robot (docs/security.md)");
   const shared = {
     primitivesDir: opts.primitivesDir,
     seed: opts.seed,
     compat: opts.compat,
-    corsOrigins: opts.corsOrigins === '*' ? ('*' as const) : opts.corsOrigins.split(',').map((s) => s.trim()),
+    access: edge.access,
     logger,
     requestLog: log.isLevelEnabled('debug'),
     timeouts: {
@@ -270,6 +261,7 @@ async function main(argv: string[]): Promise<void> {
     const classroom = opts.classroom;
     try {
       const { readRoster } = await import('./classroom/roster.ts');
+      const { announceClass } = await import('./classroom/tokens.ts');
       const twins = await readRoster(classroom, { robot: opts.robot, port: opts.port });
       const { autoWorkers, ShardedClassroom } = await import('./classroom/sharded.ts');
       const workers =
@@ -286,15 +278,15 @@ async function main(argv: string[]): Promise<void> {
       if (stopping) return;
       await room.listen(opts.host, opts.port);
       youngGenerationGrows();
-      const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-      const addr = room.app.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-      const ports = (await room.classList()).twins.map((t) => t.port);
-      const shards = workers <= 1 ? 'in the main thread' : `in ${workers} worker threads`;
-      logger.info(
-        `classroom of ${twins.length} twins ${shards} listening on http://${host}:${port}/ (twins on ports ` +
-          `${Math.min(...ports)}-${Math.max(...ports)}; started in ${Math.round(performance.now() - started)} ms)`,
-      );
+      await announceClass(room, {
+        host: printedHost(opts.host),
+        twins,
+        workers,
+        startedMs: performance.now() - started,
+        recordsDir: opts.recordsDir,
+        edge,
+        logger,
+      });
     } catch (err) {
       if (err instanceof ConfigError) {
         console.error(`error: ${err.message}`);
@@ -349,7 +341,7 @@ async function main(argv: string[]): Promise<void> {
   youngGenerationGrows();
   const addr = robotServer.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const host = printedHost(opts.host);
   if (!robotServer.readiness.ready) {
     logger.info(
       `serving http://${host}:${port}/ (503 but for /healthz until ready: waiting for ${robotServer.readiness.waitingFor.join(', ')})`,
@@ -362,6 +354,13 @@ async function main(argv: string[]): Promise<void> {
     `Poppy ${robotServer.config.name} (${opts.backend}${opts.backend === 'sim' ? `, speed ${opts.speed}` : ''}, ${physics} physics) listening on http://${host}:${port}/ (ready in ${Math.round(total)} ms: ${phases})`,
   );
   logger.info(`web view: http://${host}:${port}/ui/   API reference: http://${host}:${port}/docs`);
+  // A generated token is printed here once, in the URL a browser opens (as Jupyter does), and never logged again.
+  if (edge.generated)
+    logger.info(
+      `open http://${host}:${port}/ui/?token=${edge.token} (clients send Authorization: Bearer <token>)`,
+    );
+  else if (edge.token)
+    logger.info('clients send the token given by --token or POPPY_TWIN_TOKEN (docs/security.md)');
 }
 
 /**

@@ -14,6 +14,7 @@ import type { SimulationControls } from './sim/controls.ts';
 import { Robot } from './robot/robot.ts';
 import { type Logger, silentLogger } from './core/logger.ts';
 import { buildApp } from './http/app.ts';
+import type { AccessOptions } from './http/access.ts';
 import type { HttpTimeouts } from './http/timeouts.ts';
 import type { RouteSpec } from './http/route.ts';
 import { motorRoutes } from './http/routes/motors.ts';
@@ -62,7 +63,8 @@ export interface ServerOptions {
   readonly primitivesDir?: string;
   /** Seed for the behaviours' randomness (default 1). */
   readonly seed?: number;
-  readonly corsOrigins?: '*' | readonly string[];
+  /** Who may call: allowed hosts and origins, tokens (src/http/access.ts; docs/security.md). */
+  readonly access?: AccessOptions;
   readonly logger?: Logger;
   /** Sim only: the camera's lens and sensor model (default true); false gives clean frames. */
   readonly cameraRealism?: boolean;
@@ -306,7 +308,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const app = buildApp({
     routes,
     logger,
-    corsOrigins: opts.corsOrigins,
+    access: opts.access,
+    onRefused: (kind) => metrics.refused(kind),
     title: `Poppy ${config.name}`,
     profile,
     changes,
@@ -316,8 +319,6 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     alsoListed: view.listed,
     readiness,
     instrument: (app) => metrics.instrument(app),
-    counter: metrics,
-    plainLane: true,
   });
   await view.registerStream(app);
   phases.mark('http');

@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../core/logger.ts';
-import { mergedMetrics } from '../http/metrics.ts';
+import type { AccessOptions } from '../http/access.ts';
+import { mergedMetrics, refusedCounter } from '../http/metrics.ts';
 import { WorldScheduler } from '../sim/scheduler.ts';
 import { type RobotServer, type ServerOptions, createRobotServer } from '../server.ts';
 import { buildMainApp, type ClassListing, unknownTwin } from './main-port.ts';
@@ -61,6 +62,7 @@ export async function startTwins(
     specs.map((spec) =>
       createRobotServer({
         ...shared,
+        access: twinAccess(shared.access, spec),
         backend: 'sim',
         robot: spec.robot,
         speed,
@@ -91,6 +93,11 @@ export async function startTwins(
   return twins;
 }
 
+/** A twin's edge: the class's hosts and origins; its own token and the teacher's (docs/security.md). */
+export function twinAccess(access: AccessOptions | undefined, spec: TwinSpec): AccessOptions {
+  return { ...access, tokens: [...(spec.token ? [spec.token] : []), ...(access?.tokens ?? [])] };
+}
+
 /** Listens on each twin's own port; a port that cannot be had throws naming the twin. */
 export async function listenTwins(
   twins: Iterable<Twin>,
@@ -117,17 +124,21 @@ export class Classroom {
   readonly #twins: Map<string, Twin & { ready: boolean }>;
   readonly #logger: Logger;
   readonly #registry = new Registry();
+  readonly #access: AccessOptions | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(
     scheduler: WorldScheduler,
     twins: Map<string, Twin & { ready: boolean }>,
     logger: Logger,
+    access: AccessOptions | undefined,
   ) {
     this.scheduler = scheduler;
     this.#twins = twins;
     this.#logger = logger;
+    this.#access = access;
     collectDefaultMetrics({ register: this.#registry });
+    const refused = refusedCounter([this.#registry]);
     classroomGauges(this.#registry, scheduler, () => ({
       ready: [...twins.values()].filter((t) => t.ready).length,
       total: twins.size,
@@ -146,7 +157,12 @@ export class Classroom {
         upgrade: (name, req, socket, head) =>
           twins.get(name)!.server.app.server.emit('upgrade', req, socket, head),
       },
-      { logger },
+      {
+        logger,
+        access,
+        twinToken: (name) => twins.get(name)?.spec.token,
+        onRefused: (reason) => refused.inc({ reason }),
+      },
     );
   }
 
@@ -154,7 +170,7 @@ export class Classroom {
   static async create(opts: ClassroomOptions): Promise<Classroom> {
     const scheduler = new WorldScheduler({ speed: opts.speed });
     const twins = await startTwins(opts, scheduler);
-    const classroom = new Classroom(scheduler, twins, opts.logger ?? silentLogger);
+    const classroom = new Classroom(scheduler, twins, opts.logger ?? silentLogger, opts.access);
     scheduler.start();
     return classroom;
   }
@@ -210,7 +226,8 @@ export class Classroom {
 
   /** The teacher's reset: running primitives stop, then the twin is as POST /sim/reset.json leaves it. */
   reset(name: string): Promise<ResetAnswer> {
-    return resetTwin(name, this.twin(name).server);
+    const twin = this.twin(name);
+    return resetTwin(name, twin.server, twinAccess(this.#access, twin.spec).tokens?.[0]);
   }
 
   /** Steps every twin by `seconds` in lockstep (speed 'manual': tests). */

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { RobotError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import type { AccessOptions, Refusal } from '../http/access.ts';
 import { buildApp } from '../http/app.ts';
 import { metricsRoute } from '../http/metrics.ts';
 import { RawReply, type RouteSpec } from '../http/route.ts';
@@ -50,10 +51,19 @@ export function unknownTwin(name: string): RobotError {
   return new RobotError('not_found', `no twin called "${name}" in this classroom`, LIST_TIP, 'unknown twin');
 }
 
-export function buildMainApp(
-  view: ClassView,
-  opts: { logger: Logger; timeouts?: Partial<HttpTimeouts> },
-): FastifyInstance {
+export interface MainPortOptions {
+  readonly logger: Logger;
+  readonly timeouts?: Partial<HttpTimeouts>;
+  /** The class's hosts and origins, and the teacher's token (which opens every twin too). */
+  readonly access?: AccessOptions;
+  /** A twin's own token: it opens that twin's URLs under `/twins/<name>/`, nothing else. */
+  readonly twinToken?: (name: string) => string | undefined;
+  /** Counts a refused request (the class's metrics). */
+  readonly onRefused?: (kind: Refusal) => void;
+}
+
+export function buildMainApp(view: ClassView, opts: MainPortOptions): FastifyInstance {
+  const teacher = opts.access?.tokens ?? [];
   const listing = z.object({
     name: z.string(),
     robot: z.string(),
@@ -106,6 +116,14 @@ export function buildMainApp(
     routes,
     logger: opts.logger,
     timeouts: opts.timeouts,
+    access: opts.access,
+    onRefused: opts.onRefused,
+    // The teacher's token opens everything; a student's only their twin's URLs (which the twin checks again).
+    tokensFor: (url) => {
+      const name = twinNameOf(url);
+      const own = name !== undefined && view.has(name) ? opts.twinToken?.(name) : undefined;
+      return own ? [...teacher, own] : teacher;
+    },
     title: 'Poppy classroom',
     home: {
       summary: 'the classroom: every twin, live, with links to each view',
@@ -152,16 +170,22 @@ export function buildMainApp(
   return app;
 }
 
-/** The twin a main-port request is for, its URL made the twin's own; undefined for the main port's routes. */
-function twinOf(view: ClassView, req: IncomingMessage): string | undefined {
-  const m = TWIN_URL.exec(req.url ?? '');
+/** The (decoded) twin name a `/twins/<name>/...` URL names, known or not. */
+function twinNameOf(url: string): string | undefined {
+  const m = TWIN_URL.exec(url);
   if (!m) return undefined;
-  let name: string;
   try {
-    name = decodeURIComponent(m[1]!);
+    return decodeURIComponent(m[1]!);
   } catch {
     return undefined;
   }
+}
+
+/** The twin a main-port request is for, its URL made the twin's own; undefined for the main port's routes. */
+function twinOf(view: ClassView, req: IncomingMessage): string | undefined {
+  const m = TWIN_URL.exec(req.url ?? '');
+  const name = twinNameOf(req.url ?? '');
+  if (!m || name === undefined) return undefined;
   const rest = m[2] ?? '/';
   if (!view.has(name) || rest === '/reset.json') return undefined;
   req.url = rest + (m[3] ?? '');

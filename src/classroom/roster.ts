@@ -1,12 +1,13 @@
 /**
  * Who is in the classroom: `--classroom=<n>` (n twins of one robot, `<robot>-01`...) or a JSON file
- * `{"twins": [{"name", "robot", "port"?}]}`. Every mistake stops start-up with one line naming the twin.
+ * `{"twins": [{"name", "robot", "port"?, "token"?}]}`. Every mistake stops start-up with one line naming the twin.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.ts';
 import { loadRobotConfig } from '../config/robot-config.ts';
+import { newToken, tokenProblem } from '../http/access.ts';
 
 export interface TwinSpec {
   /** In URLs (`/twins/<name>/`) and folder names: letters, digits, `-` and `_`. */
@@ -15,6 +16,8 @@ export interface TwinSpec {
   readonly robot: string;
   /** Its own port (0: any free port). */
   readonly port: number;
+  /** The token that opens this twin (and no other); the teacher's opens every twin. None: no token asked. */
+  readonly token?: string;
 }
 
 /** Most twins one classroom serves (each costs about 1/66 of a core moving: bench/README.md, "classroom"). */
@@ -28,6 +31,7 @@ const fileSchema = z.strictObject({
         name: z.string(),
         robot: z.string().min(1),
         port: z.number().int().optional(),
+        token: z.string().optional(),
       }),
     )
     .min(1)
@@ -69,7 +73,12 @@ export async function readRoster(
       const issue = parsed.error.issues[0]!;
       throw new ConfigError(issue.path.join('.') || '(file)', issue.message, source);
     }
-    twins = parsed.data.twins.map((t, i) => ({ name: t.name, robot: t.robot, port: t.port ?? portOf(i) }));
+    twins = parsed.data.twins.map((t, i) => ({
+      name: t.name,
+      robot: t.robot,
+      port: t.port ?? portOf(i),
+      token: t.token,
+    }));
   }
   const names = new Map<string, number>();
   const ports = new Map<number, number>();
@@ -105,6 +114,8 @@ export async function readRoster(
         source,
       );
     ports.set(t.port, i);
+    const problem = t.token === undefined ? undefined : tokenProblem(t.token);
+    if (problem) throw new ConfigError(`${where}.token`, `twin ${t.name}: ${problem}`, source);
   }
   // Each distinct robot once: a bad name or config stops here, before any twin starts.
   const robots = new Map<string, number>();
@@ -116,7 +127,20 @@ export async function readRoster(
       throw new ConfigError(`twins.${i}.robot`, `twin ${twins[i]!.name}: ${(err as Error).message}`, source);
     }
   }
-  return twins.map((t) => ({ ...t, robot: resolveRobot(t.robot, source) }));
+  const tokens = new Map<string, number>();
+  for (const [i, t] of twins.entries()) {
+    if (t.token === undefined) continue;
+    const twice = tokens.get(t.token);
+    if (twice !== undefined)
+      throw new ConfigError(
+        `twins.${i}.token`,
+        `twin ${t.name} has twin ${twins[twice]!.name}'s token`,
+        source,
+      );
+    tokens.set(t.token, i);
+  }
+  // A twin without a token in the roster gets one: each student drives only their own twin.
+  return twins.map((t) => ({ ...t, robot: resolveRobot(t.robot, source), token: t.token ?? newToken() }));
 }
 
 /** A robot path in a classroom file is relative to the file; a built-in name stays a name. */

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { ConfigError, RobotError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { WorldScheduler } from '../sim/scheduler.ts';
-import { type Twin, listenTwins, startTwins } from './classroom.ts';
+import { type Twin, listenTwins, startTwins, twinAccess } from './classroom.ts';
 import type { ShardAnswers, ShardInput, ShardMessage, ShardRequest, WireError } from './shard-protocol.ts';
 import { classroomGauges, listing, resetTwin } from './twin.ts';
 
@@ -78,7 +78,12 @@ async function main(): Promise<void> {
         };
       case 'reset': {
         const names = req.name === undefined ? [...twins.keys()] : [req.name];
-        return Promise.all(names.map((name) => resetTwin(name, twin(name).server)));
+        return Promise.all(
+          names.map((name) => {
+            const { spec, server } = twin(name);
+            return resetTwin(name, server, twinAccess(input.shared.access, spec).tokens?.[0]);
+          }),
+        );
       }
       case 'metrics': {
         const registries = [registry, ...[...twins.values()].map((t) => t.server.metrics.registry)];

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../core/logger.ts';
-import { mergeMetricsJSON } from '../http/metrics.ts';
+import { mergeMetricsJSON, refusedCounter } from '../http/metrics.ts';
 import type { ClassroomOptions } from './classroom.ts';
 import { Forwarder, loopbackFor } from './forward.ts';
 import { buildMainApp, type ClassListing, unknownTwin } from './main-port.ts';
@@ -72,6 +72,8 @@ export class ShardedClassroom {
       return { ready: 0, total: offline };
     });
     const shardOf = this.#shardOf;
+    const refused = refusedCounter([this.#registry]);
+    const tokens = new Map(opts.twins.map((t) => [t.name, t.token]));
     this.app = buildMainApp(
       {
         has: (name) => shardOf.has(name),
@@ -87,7 +89,13 @@ export class ShardedClassroom {
         serve: (name, req, res) => this.#forwarder.forward(this.#address(name), req, res),
         upgrade: (name, req, socket, head) => this.#forwarder.upgrade(this.#address(name), req, socket, head),
       },
-      { logger, timeouts: opts.timeouts },
+      {
+        logger,
+        timeouts: opts.timeouts,
+        access: opts.access,
+        twinToken: (name) => tokens.get(name),
+        onRefused: (reason) => refused.inc({ reason }),
+      },
     );
   }
 

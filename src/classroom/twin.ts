@@ -52,10 +52,17 @@ export function listing(spec: TwinSpec, server: RobotServer, ready: boolean): Tw
   };
 }
 
-/** The teacher's reset: running primitives stop, then the twin is as POST /sim/reset.json leaves it. */
-export async function resetTwin(name: string, server: RobotServer): Promise<ResetAnswer> {
+/**
+ * The teacher's reset: running primitives stop, then the twin is as POST /sim/reset.json leaves it. The reset goes
+ * through the twin's own door, with a token that opens it (`token`: the twin's or the teacher's).
+ */
+export async function resetTwin(name: string, server: RobotServer, token?: string): Promise<ResetAnswer> {
   await Promise.all(server.primitives.runningList().map((p) => p.stop()));
-  const answer = await server.app.inject({ method: 'POST', url: '/sim/reset.json' });
+  const answer = await server.app.inject({
+    method: 'POST',
+    url: '/sim/reset.json',
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   if (answer.statusCode !== 200)
     throw new RobotError('internal', `twin ${name} could not reset: ${answer.body}`, 'see the server log');
   return { name, sim_time: (answer.json() as { sim_time: number }).sim_time };

@@ -5,6 +5,8 @@
 export type ErrorCode =
   | 'bad_request'
   | 'read_only'
+  | 'unauthorized'
+  | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'

@@ -1,7 +1,7 @@
 /**
  * Builds the fastify app without listening (main.ts alone listens; tests use inject()).
  */
-import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBodyParser,
   type FastifyInstance,
@@ -10,33 +10,37 @@ import Fastify, {
 } from 'fastify';
 import { RobotError, shuttingDown } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { parseBody, NO_BODY, type Body, objectBody } from './body.ts';
+import { NO_BODY, type Body, objectBody, parseBody, readGetBody } from './body.ts';
 import { clientErrorHandler, makeErrorHandler } from './errors.ts';
 import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { bodyValidatorCompiler } from './plain-check.ts';
 import { defaultProfile, etagOf, type Profile } from './profile.ts';
-import { RawReply, type RouteSpec } from './route.ts';
+import { IncomingRequest, RawReply, type RouteSpec } from './route.ts';
 import { indexPage } from './index-page.ts';
 import type { ChangeCounter } from './robot-answer.ts';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './timeouts.ts';
 import { Readiness } from './readiness.ts';
-import { type AnswerCounter, IncomingRequest, type Lane, NO_LANE, plainLane } from './lane.ts';
+import {
+  type AccessOptions,
+  EdgeAccess,
+  type Refusal,
+  redactToken,
+  refusalOf,
+  type TokensFor,
+} from './access.ts';
 import { HEALTH_PATH, healthRoutes, notReady } from './routes/health.ts';
 
 export interface AppOptions {
   readonly routes: readonly RouteSpec[];
   /** Called on the new app before any hook or route is added (the metrics' per-route hooks). */
   readonly instrument?: (app: FastifyInstance) => void;
-  /** Counts the answers of the plain lane (src/http/lane.ts), which fastify's hooks do not see. */
-  readonly counter?: AnswerCounter;
-  /**
-   * Answer plain requests to `routes` without fastify's per-request machinery (src/http/lane.ts). Only for an app
-   * whose owner adds no hook of its own: the lane runs before any hook (the classroom's main port forwards from one).
-   */
-  readonly plainLane?: boolean;
   readonly logger: Logger;
-  /** Allowed CORS origins; '*' (default) allows any. */
-  readonly corsOrigins?: '*' | readonly string[];
+  /** Who may call (src/http/access.ts): allowed hosts and origins, tokens. Default: this server's own origin. */
+  readonly access?: AccessOptions;
+  /** Instead of access.tokens: the tokens that open each URL (a classroom's main port: the teacher's and a twin's). */
+  readonly tokensFor?: TokensFor;
+  /** Told of every refused request (after it is logged): the metrics count them. */
+  readonly onRefused?: (kind: Refusal) => void;
   /** Body size limit, bytes (default 1 MiB). */
   readonly bodyLimit?: number;
   readonly title?: string;
@@ -59,11 +63,15 @@ export interface AppOptions {
   readonly readiness?: Readiness;
 }
 
-const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With';
+const ALLOWED_HEADERS = 'Content-Type, Accept, Origin, X-Requested-With, Authorization';
 /** The body types clients send (JSON, forms, pypot's bare text), given their own parser entry. */
 const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
-/** The headers of every answer when any origin is allowed (docs/reference/contract.md 1). */
+/** The headers of every answer when any origin is allowed (`--cors-origins='*'`). */
 const OPEN_HEADERS = { 'cache-control': 'no-store', 'access-control-allow-origin': '*' };
+/** The headers of every answer to a request without a listed Origin. */
+const OWN_HEADERS = { 'cache-control': 'no-store' };
+/** Where the common onRequest checks stop: the probes answer whoever asks (orchestrators, load balancers). */
+const PROBES = new Set(['/healthz', '/readyz']);
 
 /** What the app keeps of each route, for the error handler and the profile. */
 declare module 'fastify' {
@@ -74,30 +82,26 @@ declare module 'fastify' {
 
 export function buildApp(opts: AppOptions): FastifyInstance {
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
-  const origins = opts.corsOrigins ?? '*';
   const profile = opts.profile ?? defaultProfile;
-  /** The common headers when origins are listed, for fastify's replies and the plain lane alike. */
-  const listedOrigins = (origin: string | undefined): Record<string, string> => {
-    const headers: Record<string, string> = { 'cache-control': 'no-store' };
-    if (origin && origins.includes(origin)) {
-      headers['access-control-allow-origin'] = origin;
-      headers.vary = 'Origin';
-    }
-    return headers;
-  };
+  const access = new EdgeAccess(
+    opts.access ?? {},
+    () => {
+      const addr = app.server.address();
+      return addr && typeof addr === 'object' ? addr.address : undefined;
+    },
+    opts.tokensFor,
+  );
+  /** no-store on every answer; CORS headers for a listed origin's requests (docs/security.md). */
   const commonHeaders = (req: FastifyRequest, reply: FastifyReply) => {
-    if (origins === '*') {
-      reply.headers(OPEN_HEADERS);
-      return;
-    }
-    reply.headers(listedOrigins(req.headers.origin));
+    if (access.anyOrigin) return void reply.headers(OPEN_HEADERS);
+    const origin = req.headers.origin;
+    if (origin === undefined || !access.listed(origin)) return void reply.headers(OWN_HEADERS);
+    reply.headers({ ...OWN_HEADERS, 'access-control-allow-origin': origin, vary: 'Origin' });
   };
   const errorHandler = makeErrorHandler(opts.logger, profile.jsonType);
   let closing = false;
   const readiness = opts.readiness ?? new Readiness();
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
-  // Set once the routes are known (below); until then every request goes to fastify.
-  let lane: Lane = NO_LANE;
   const app = Fastify({
     logger: false,
     bodyLimit,
@@ -111,16 +115,6 @@ export function buildApp(opts: AppOptions): FastifyInstance {
       connectionsCheckingInterval: Math.max(100, Math.min(1000, timeouts.headers / 4)),
     },
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
-    // The server fastify would make (lib/server.js), with the plain lane in front of fastify's handler.
-    serverFactory: (handler, options) => {
-      const server = createServer(options.http ?? {}, (req, res) => {
-        if (!lane(req, res)) handler(req, res);
-      });
-      server.keepAliveTimeout = timeouts.idle;
-      server.requestTimeout = timeouts.request;
-      server.setTimeout(Number(options.connectionTimeout ?? 0));
-      return server;
-    },
     // HEAD is not an action: no HEAD twin of each GET (it would run the GET's side effects); HEAD is 405.
     exposeHeadRoutes: false,
     // While closing, requests get our 503 body (onRequest below), not fastify's.
@@ -152,13 +146,35 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // anew on each request (it parses the header and caches only named types' matches): 3 us of a POST's 39.
   for (const type of [...BODY_TYPES, '*']) app.addContentTypeParser(type, { parseAs: 'string' }, readBody);
 
+  const refuse = (req: FastifyRequest, err: Error) => {
+    const kind = refusalOf(err)!;
+    const h = req.headers;
+    opts.logger.warn(
+      `refused (${kind}) ${req.method} ${redactToken(req.url).slice(0, 200)} from ${req.ip}: host ${JSON.stringify(h.host ?? null)}, ` +
+        `origin ${JSON.stringify(h.origin ?? h['sec-fetch-site'] ?? null)}`,
+    );
+    opts.onRefused?.(kind);
+    return err;
+  };
+  // Every request, whatever its URL: the edge's checks, then the server's state (docs/security.md).
   app.addHook('onRequest', (req, reply, done) => {
     commonHeaders(req, reply);
-    if (closing) done(shuttingDown());
+    const method = req.method;
+    const upgrade = isUpgrade(req);
+    // An upgrade answered over HTTP (refused, or not a stream) is not the server's connection any more: close it.
+    if (upgrade) reply.raw.once('finish', () => closeSoon(req.raw.socket));
+    const probe = method === 'GET' && PROBES.has(req.url);
+    const refused = probe ? undefined : access.check(req, changesState(method) || upgrade);
+    if (refused) done(refuse(req, refused));
+    else if (closing) done(shuttingDown());
     else if (!readiness.ready && !req.url.startsWith(HEALTH_PATH)) {
       reply.header('Retry-After', '1');
       done(notReady(readiness));
-    } else done();
+    } else {
+      const cookie = method === 'GET' && access.cookieFor(req);
+      if (cookie) reply.header('set-cookie', cookie);
+      done();
+    }
   });
   app.addHook('preClose', (done) => {
     closing = true;
@@ -193,7 +209,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const debug = opts.logger.debug;
   if (opts.requestLog && debug)
     app.addHook('onResponse', (req, reply, done) => {
-      debug(`${req.method} ${req.url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`);
+      debug(`${req.method} ${redactToken(req.url)} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`);
       done();
     });
 
@@ -215,18 +231,6 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     ...opts.routes,
   ];
   const patterns = all.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
-  // The lane has no onSend hook: with a profile that rewrites answers (pypot's), fastify answers everything.
-  if (opts.plainLane && !rewritesAnswers)
-    lane = plainLane(all, {
-      profile,
-      bodyLimit,
-      logger: opts.logger,
-      commonHeaders: origins === '*' ? undefined : listedOrigins,
-      open: () => !closing && readiness.ready,
-      changes: opts.changes,
-      counter: opts.counter,
-      requestLog: opts.requestLog,
-    });
 
   app.setNotFoundHandler((req) => {
     const path = req.url.split('?')[0]!;
@@ -262,7 +266,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // The document plugin must see every route: it is registered first, the routes after it.
   registerOpenApi(app, { title: opts.title ?? 'Robot', profile });
   void app.register(async (scope) => {
-    for (const route of all) addRoute(scope, route, profile, bodyLimit, opts.changes);
+    // A GET that acts (a primitive's start) changes the robot: its origin is checked as a POST's.
+    const actionCheck = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+      const refused = access.check(req, true);
+      done(refused && refuse(req, refused));
+    };
+    for (const route of all)
+      addRoute(scope, route, profile, bodyLimit, opts.changes, route.action ? actionCheck : undefined);
   });
   return app;
 }
@@ -273,6 +283,7 @@ function addRoute(
   profile: Profile,
   bodyLimit: number,
   changes: ChangeCounter | undefined,
+  onRequest: ((req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void) | undefined,
 ): void {
   const changing = changes && (route.method !== 'GET' || route.action) ? changes : undefined;
   const tip = route.tip ?? 'GET / lists every endpoint; GET /openapi.json describes each body';
@@ -282,6 +293,7 @@ function addRoute(
     url: route.path,
     config: { route },
     schema: routeSchema(route),
+    onRequest,
     // A callback, not an async hook: a POST's body is already read, and a promise per request costs throughput.
     preValidation: readsBody
       ? (req, _reply, done) => {
@@ -354,23 +366,21 @@ function routeSchema(route: RouteSpec): Record<string, unknown> {
   return schema;
 }
 
-async function readGetBody(
-  stream: NodeJS.ReadableStream,
-  contentType: string | undefined,
-  limit: number,
-): Promise<Body> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += buf.length;
-    // Past the limit the rest is read and dropped (the request timeout bounds it): leaving the loop would destroy the
-    // request stream, and the 413 could never be sent on the socket.
-    if (size <= limit) chunks.push(buf);
-  }
-  if (size > limit)
-    throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
-  return parseBody(Buffer.concat(chunks).toString('utf8'), contentType);
+/** Methods that may change the robot (GET, HEAD and a CORS preflight do not). */
+function changesState(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
+/** Ends the socket once what was written has gone out, then destroys it. */
+function closeSoon(socket: Socket): void {
+  socket.end();
+  if (socket.writableFinished) socket.destroy();
+  else socket.once('finish', () => socket.destroy());
+}
+
+function isUpgrade(req: FastifyRequest): boolean {
+  const upgrade = req.headers.upgrade;
+  return upgrade !== undefined && upgrade.toLowerCase() === 'websocket';
 }
 
 function pathRegex(path: string): RegExp {

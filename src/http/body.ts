@@ -4,7 +4,7 @@
  * (400) before anything walks them, and form fields live in an object without a prototype, so a field named
  * `__proto__` is only a field.
  */
-import { badRequest } from '../core/errors.ts';
+import { RobotError, badRequest } from '../core/errors.ts';
 import { describe } from '../core/values.ts';
 
 export type Body =
@@ -107,4 +107,24 @@ export function objectBody(body: Body, tip: string): Record<string, unknown> {
     case 'text':
       throw badRequest('the body is not JSON', tip, `got ${describe(body.text)}`);
   }
+}
+
+/** A GET's body (rpy.json): fastify reads none, so it is read here, within `limit` bytes. */
+export async function readGetBody(
+  stream: NodeJS.ReadableStream,
+  contentType: string | undefined,
+  limit: number,
+): Promise<Body> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += buf.length;
+    // Past the limit the rest is read and dropped (the request timeout bounds it): leaving the loop would destroy the
+    // request stream, and the 413 could never be sent on the socket.
+    if (size <= limit) chunks.push(buf);
+  }
+  if (size > limit)
+    throw new RobotError('too_large', 'the request body is too large', `keep it under ${limit} bytes`);
+  return parseBody(Buffer.concat(chunks).toString('utf8'), contentType);
 }

@@ -9,6 +9,8 @@ import type { Logger } from '../core/logger.ts';
 export const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
   read_only: 403,
+  unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -114,6 +116,7 @@ export function makeErrorHandler(logger: Logger, jsonType = 'application/json; c
     logFailure(logger, err, status, req.method, req.url);
     if (err instanceof RobotError && err.code === 'method_not_allowed' && err.details)
       reply.header('Allow', err.details);
+    if (err instanceof RobotError && err.code === 'unauthorized') reply.header('WWW-Authenticate', 'Bearer');
     // Serialised here with the profile's JSON type: some errors (router, client) skip the onSend hooks.
     void reply.code(status).type(jsonType).send(JSON.stringify(body));
   };
@@ -166,7 +169,7 @@ export function clientErrorHandler(jsonType: string) {
     const payload = JSON.stringify(body);
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${jsonType}\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
-        `Cache-Control: no-store\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n${payload}`,
+        `Cache-Control: no-store\r\nConnection: close\r\n\r\n${payload}`,
     );
   };
 }

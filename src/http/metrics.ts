@@ -14,8 +14,11 @@ import {
   Registry,
 } from 'prom-client';
 import { z } from 'zod';
-import type { AnswerCounter, RouteAnswerCounter } from './lane.ts';
+import { redactToken } from './access.ts';
 import { RawReply, type RouteSpec } from './route.ts';
+
+/** Counts one route's answers: method, status, milliseconds and URL. */
+export type RouteAnswerCounter = (method: string, status: number, elapsedMs: number, url: string) => void;
 
 /** Where the numbers come from; each is read when Prometheus scrapes. */
 export interface MetricSources {
@@ -64,7 +67,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.
 /** Loop lateness buckets, s: the 50 Hz loop's cycles should start within 2 ms of their schedule. */
 const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
 
-export class RobotMetrics implements AnswerCounter {
+export class RobotMetrics {
   readonly registry = new Registry();
   /** The last request answered, kept as parts (a request costs no object). */
   #lastSeries: Series | undefined;
@@ -72,6 +75,7 @@ export class RobotMetrics implements AnswerCounter {
   #lastAt = 0;
   readonly #tally = new RequestTally();
   readonly #lateness: Histogram | undefined;
+  readonly #refused: Counter<'reason'>;
 
   /**
    * `labels` go on every series (a classroom twin's `twin`). With `process`, prom-client's figures of the whole
@@ -90,6 +94,7 @@ export class RobotMetrics implements AnswerCounter {
     // prom-client's label hashing and checks (3 us of a 60 us goto under load: perf).
     this.registry.registerMetric(this.#tally.requestsMetric() as unknown as Metric);
     this.registry.registerMetric(this.#tally.latencyMetric() as unknown as Metric);
+    this.#refused = refusedCounter(registers);
     new Gauge({
       name: 'poppy_primitives_running',
       help: 'attached primitives running now',
@@ -171,7 +176,7 @@ export class RobotMetrics implements AnswerCounter {
   }
 
   /**
-   * Counts the answers of the route `path`, from fastify's hook or the plain lane (src/http/lane.ts). A route answers
+   * Counts the answers of the route `path`, from fastify's onSend hook. A route answers
    * with one method and status most of the time: its last series is kept at hand, not looked up by a key per answer.
    */
   forRoute(path: string): RouteAnswerCounter {
@@ -182,6 +187,11 @@ export class RobotMetrics implements AnswerCounter {
     };
   }
 
+  /** A request the edge refused (src/http/access.ts): its Host, its Origin or its token. */
+  refused(reason: 'host' | 'origin' | 'token'): void {
+    this.#refused.inc({ reason });
+  }
+
   /** Real only: one sync-loop cycle began `lateMs` behind its schedule. */
   loopLate(lateMs: number): void {
     this.#lateness?.observe(lateMs / 1000);
@@ -189,13 +199,32 @@ export class RobotMetrics implements AnswerCounter {
 
   lastRequest(): LastRequest | undefined {
     const series = this.#lastSeries;
-    return series && { method: series.method, url: this.#lastUrl, status: series.status, at: this.#lastAt };
+    return (
+      series && {
+        method: series.method,
+        url: redactToken(this.#lastUrl),
+        status: series.status,
+        at: this.#lastAt,
+      }
+    );
   }
 
   /** GET /metrics of this server alone. */
   route(): RouteSpec {
     return metricsRoute(() => this.registry.metrics());
   }
+}
+
+/** Requests refused at the edge, by reason (host, origin, token): a classroom's main port counts its own too. */
+export function refusedCounter(registers: Registry[]): Counter<'reason'> {
+  const counter = new Counter({
+    name: 'poppy_http_refused_total',
+    help: "requests refused before any handler: a Host not the server's, an Origin not allowed, a missing or wrong token",
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  for (const reason of ['host', 'origin', 'token']) counter.inc({ reason }, 0);
+  return counter;
 }
 
 /** A counter mirroring a running total read at scrape time. */

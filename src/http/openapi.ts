@@ -18,6 +18,8 @@ interface OperationLike {
 }
 
 export const OPENAPI_PATH = '/openapi.json';
+/** The probes answer whoever asks: no token. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 export const DOCS_PATH = '/docs';
 
 /** JSON Schema of a zod schema: the input side for bodies (what a client may send), the output side for answers. */
@@ -101,6 +103,24 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
             : ''),
       },
       tags: TAGS,
+      // A token is asked only when the server has one (docs/security.md): the empty requirement says so.
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'the token given by --token or POPPY_TWIN_TOKEN, or printed at start beyond the loopback',
+          },
+          cookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'poppy-twin-token-<port>',
+            description: 'set (HttpOnly, SameSite=Strict) by opening a page with ?token=<token>',
+          },
+        },
+      },
+      security: [{ bearer: [] }, { cookie: [] }, {}],
     },
     // A body whose fields are all optional may be left out (no body = {}).
     transformObject: (doc) => {
@@ -136,8 +156,18 @@ export function registerOpenApi(app: FastifyInstance, opts: { title: string; pro
           tags: [tagOf(url)],
           ...marks(route, url),
           ...(body ? { body: withExample(jsonSchema(body, 'input'), route?.examples?.body) } : {}),
+          ...(PROBE_PATHS.has(url) ? { security: [] } : {}),
           response: {
             [status]: answer,
+            '401': {
+              description: 'the server has a token and the request lacks it (docs/security.md)',
+              ...ERROR_JSON,
+            },
+            '403': {
+              description:
+                "a Host not the server's, or a page of another origin changing the robot; or a read-only register",
+              ...ERROR_JSON,
+            },
             '4XX': { description: 'the request is wrong: what, how to fix it, why', ...ERROR_JSON },
             '5XX': { description: 'the hardware does not answer (503), or a bug (500)', ...ERROR_JSON },
           },

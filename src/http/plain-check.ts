@@ -92,8 +92,7 @@ export function withPlainPath(schema: z.ZodType, validate: Validator): Validator
   };
 }
 
-/** fastify-type-provider-zod's validator compiler with the plain path in front of body checks: the app's, and the
- * lane's for the same route. */
+/** fastify-type-provider-zod's validator compiler with the plain path in front of body checks (the app's). */
 export const bodyValidatorCompiler: FastifySchemaCompiler<$ZodType> = (route) => {
   const validate = validatorCompiler(route);
   return route.httpPart === 'body'

@@ -5,6 +5,7 @@
  * The schema fields are optional, so a route written without them still works (its handler reads the raw Body)
  * and is still served and documented.
  */
+import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Body } from './body.ts';
 
@@ -16,6 +17,32 @@ export interface RouteRequest {
   readonly clientGone?: AbortSignal;
   /** The request's headers (lower-case names). */
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** A request as fastify hands it to a route's handler: its parts, and an abort signal made only when asked for. */
+export class IncomingRequest implements RouteRequest {
+  #gone: AbortController | undefined;
+  constructor(
+    readonly params: Readonly<Record<string, string>>,
+    readonly query: Readonly<Record<string, string>>,
+    readonly body: Body,
+    readonly response: ServerResponse,
+  ) {}
+
+  get headers(): Readonly<Record<string, string | string[] | undefined>> {
+    return this.response.req.headers;
+  }
+
+  get clientGone(): AbortSignal {
+    if (!this.#gone) {
+      const gone = (this.#gone = new AbortController());
+      const response = this.response;
+      response.once('close', () => {
+        if (!response.writableFinished) gone.abort();
+      });
+    }
+    return this.#gone.signal;
+  }
 }
 
 /** A non-JSON answer (the HTML index, PNG frames). */

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { RobotError, badRequest } from '../core/errors.ts';
 import { NO_BODY } from '../http/body.ts';
 import { RawReply, type RouteSpec } from '../http/route.ts';
+import { FORWARDED_PREFIX } from '../http/access.ts';
 import type { PrimitiveManager } from '../primitives/manager.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
@@ -211,7 +212,7 @@ function parseMessage(text: string): { rate: number } {
 }
 
 /** Set by a classroom's main port when it serves a twin under `/twins/<name>/` (src/classroom/). */
-export const PREFIX_HEADER = 'x-forwarded-prefix';
+export const PREFIX_HEADER = FORWARDED_PREFIX;
 const PREFIX = /^\/twins\/[A-Za-z0-9_-]+$/;
 
 /** The page with its links under `prefix` (a classroom twin served on the main port), and the prefix for its script. */

@@ -137,6 +137,8 @@ describe('CLI (src/main.ts as a process)', function () {
       [['--classroom=2', '--workers=two'], /--workers.*two/],
       [['--workers=2'], /--workers applies to a classroom/],
       [['--physics=turbo'], /--physics.*turbo/],
+      [['--token=short'], /--token.*at least 8/],
+      [['--cors-origins=localhost:8000'], /--cors-origins.*not an origin/],
     ];
     // Ten processes start at once: on a loaded 2-core machine the last may need well over 15 s to get to its line.
     const results = await Promise.all(cases.map(([args]) => run([...args, '--port', '0'], 50000)));
@@ -265,6 +267,44 @@ describe('CLI (src/main.ts as a process)', function () {
     } finally {
       server.child.kill('SIGTERM');
       expect((await server.exited).signal).to.equal('SIGTERM');
+    }
+  });
+
+  it('beyond the loopback without a token: generates one, prints it once in a URL, and asks for it', async () => {
+    const server = await start(['--host', '0.0.0.0', '--port', '0', '--records-dir', tmp]);
+    try {
+      const deadline = Date.now() + 10000;
+      while (!/\?token=/.test(server.out()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 25));
+      const token = /\/ui\/\?token=([A-Za-z0-9_-]+)/.exec(server.out())?.[1];
+      expect(token, server.out()).to.be.a('string').with.lengthOf(24);
+      const local = `http://127.0.0.1:${new URL(server.base).port}`;
+      expect((await fetch(`${local}/robot.json`)).status).to.equal(401);
+      expect(
+        (await fetch(`${local}/robot.json`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).to.equal(200);
+      expect((await fetch(`${local}/healthz`)).status).to.equal(200);
+      // A wrong token that contains the right one: logged as refused, the URL's token hidden.
+      const refused = await fetch(`${local}/robot.json?token=${token}x`);
+      expect(refused.status).to.equal(401);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(server.out().split(token!).length - 1, server.out()).to.equal(1);
+      expect(server.out()).to.include('refused (token)');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it("--cors-origins='*' opens every origin and warns at start", async () => {
+    const server = await start(['--port', '0', '--records-dir', tmp, '--cors-origins=*']);
+    try {
+      expect(server.out()).to.match(/--cors-origins='\*': any web page/);
+      const res = await fetch(`${server.base}/robot.json`, { headers: { origin: 'http://c.example' } });
+      expect(res.headers.get('access-control-allow-origin')).to.equal('*');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
     }
   });
 

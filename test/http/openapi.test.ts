@@ -109,6 +109,20 @@ describe('OpenAPI document and reference page', function () {
         expect(doc.paths['/sim/status.json']?.get?.tags).to.deep.equal(['sim']);
       });
 
+      it('documents the token (bearer header or cookie, optional) and leaves the probes open', () => {
+        const d = doc as unknown as {
+          components: { securitySchemes: Record<string, { type: string; scheme?: string; in?: string }> };
+          security: Record<string, string[]>[];
+          paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
+        };
+        expect(d.components.securitySchemes.bearer).to.include({ type: 'http', scheme: 'bearer' });
+        expect(d.components.securitySchemes.cookie).to.include({ type: 'apiKey', in: 'cookie' });
+        expect(d.security).to.deep.include({});
+        expect(d.paths['/healthz']?.get?.security).to.deep.equal([]);
+        expect(d.paths['/motors/list.json']?.get?.security).to.equal(undefined);
+        expect(d.paths['/motors/list.json']?.get?.responses).to.have.keys('200', '401', '403', '4XX', '5XX');
+      });
+
       it('documents each body with its lenient types and an example', () => {
         const goto = doc.paths['/motors/{motor}/goto.json']!.post!;
         const body = goto.requestBody!.content['application/json']!;

@@ -67,10 +67,11 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
     expect((await s.get('/')).headers['content-type']).to.match(/^text\/html/);
   });
 
-  it('every response carries Cache-Control: no-store and the open CORS header, errors included', async () => {
+  it('every response carries Cache-Control: no-store and no open CORS header, errors included', async () => {
     for (const [what, res] of await responsesOfEveryKind()) {
       expect(res.headers['cache-control'], what).to.equal('no-store');
-      expect(res.headers['access-control-allow-origin'], what).to.equal('*');
+      // Only the server's own origin by default (docs/security.md): no page of another origin reads the answers.
+      expect(res.headers['access-control-allow-origin'], what).to.equal(undefined);
     }
   });
 
@@ -97,7 +98,8 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
       });
       expect(res.statusCode, url).to.equal(204);
       expect(res.body, url).to.equal('');
-      expect(res.headers['access-control-allow-origin'], url).to.equal('*');
+      // An origin not listed gets no CORS header: the browser keeps its page from sending the request.
+      expect(res.headers['access-control-allow-origin'], url).to.equal(undefined);
       const methods = String(res.headers['access-control-allow-methods']).split(/,\s*/);
       expect(methods, url).to.include.members(['GET', 'POST']);
       expect(String(res.headers['access-control-allow-headers']).toLowerCase(), url).to.include(
@@ -251,7 +253,6 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
       const body = expectError(res, 500);
       expect(body.details).to.include('Cannot read properties of undefined');
       expect(res.headers['cache-control']).to.equal('no-store');
-      expect(res.headers['access-control-allow-origin']).to.equal('*');
     }
     expect(logger.error.callCount).to.equal(2);
     expect(String(logger.error.firstCall.args[0])).to.include('TypeError');
@@ -260,10 +261,12 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
   });
 });
 
-describe('CORS origins (createRobotServer option corsOrigins)', function () {
+describe('CORS origins (createRobotServer option access.origins)', function () {
   let s: TestServer;
   before(async () => {
-    s = await simServer('ergo-jr', { corsOrigins: ['http://viewer.example', 'http://localhost:3000'] });
+    s = await simServer('ergo-jr', {
+      access: { origins: ['http://viewer.example', 'http://localhost:3000'] },
+    });
   });
   after(() => s.close());
 

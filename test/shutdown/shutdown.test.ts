@@ -89,11 +89,11 @@ describe('shutdown and timeouts (real processes)', function () {
     expect((await post(base, '/motors/m1/registers/compliant/value.json', false)).status).to.equal(200);
 
     const idle = await connect(server.port);
-    idle.write(`GET /motors/list.json HTTP/1.1\r\nHost: x\r\n\r\n`); // then stays open (keep-alive)
+    idle.write(`GET /motors/list.json HTTP/1.1\r\nHost: localhost\r\n\r\n`); // then stays open (keep-alive)
     const idleClosed = whenClosed(idle);
     const half = await connect(server.port);
     half.write(
-      `POST /motors/m2/goto.json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"posi`,
+      `POST /motors/m2/goto.json HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"posi`,
     );
     const halfClosed = whenClosed(half);
     const waiting = post(base, '/motors/m1/goto.json', { position: 40, duration: 3600, wait: true });
@@ -147,11 +147,11 @@ describe('shutdown and timeouts (real processes)', function () {
     started.push(server.child);
     // Headers never finished: the server answers 408 and closes.
     const slow = await connect(server.port);
-    slow.write('GET /motors/list.json HTTP/1.1\r\nHost: x\r\n');
+    slow.write('GET /motors/list.json HTTP/1.1\r\nHost: localhost\r\n');
     const trickle = await connect(server.port);
-    trickle.write('POST /motors/m1/goto.json HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{');
+    trickle.write('POST /motors/m1/goto.json HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{');
     const idle = await connect(server.port);
-    idle.write('GET /motors/list.json HTTP/1.1\r\nHost: x\r\n\r\n');
+    idle.write('GET /motors/list.json HTTP/1.1\r\nHost: localhost\r\n\r\n');
     const [slowText, trickleText, idleText] = await Promise.all([
       whenClosed(slow),
       whenClosed(trickle),

@@ -1,0 +1,44 @@
+/** The command line's value parsers: each throws commander's InvalidArgumentError saying what is expected. */
+import { InvalidArgumentError } from 'commander';
+
+export function parseSpeed(v: string): number | 'max' {
+  if (v === 'max') return 'max';
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number or "max"');
+  return n;
+}
+
+export function parseSeed(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
+  return n;
+}
+
+export function parsePositive(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+export function parsePort(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('must be an integer from 0 to 65535');
+  return n;
+}
+
+/** `--workers`: a count from 0 (0 and 1: the class in the main thread) or `auto` (one per core). */
+export function parseWorkers(v: string): number | 'auto' {
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || n > 256)
+    throw new InvalidArgumentError('must be "auto" or an integer from 0 to 256');
+  return n;
+}
+
+export function parseSeconds(v: string): number {
+  const n = Number(v);
+  if (!/^\s*[0-9.]+\s*$/.test(v) || !Number.isFinite(n) || n <= 0 || n > 3600)
+    throw new InvalidArgumentError('must be a number of seconds above 0, at most 3600');
+  return n;
+}

@@ -318,7 +318,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     viewPath: '/ui/',
     alsoListed: view.listed,
     readiness,
-    instrument: (app) => metrics.instrument(app),
+    counter: metrics,
   });
   await view.registerStream(app);
   phases.mark('http');

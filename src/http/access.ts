@@ -4,6 +4,7 @@
  * any page the user opens), and when a token is set the caller must carry it (a robot reachable on a network).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import { ConfigError, RobotError } from '../core/errors.ts';
 
@@ -296,4 +297,21 @@ export function tokenProblem(token: string): string | undefined {
   if (!/^[\x21-\x7e]+$/.test(token) || /[;,"\\]/.test(token))
     return 'a token is printable ASCII without spaces, quotes, commas, semicolons or backslashes';
   return undefined;
+}
+
+/** Methods that may change the robot (GET, HEAD and a CORS preflight do not). */
+export function changesState(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
+/** Ends the socket once what was written has gone out, then destroys it. */
+export function closeSoon(socket: Socket): void {
+  socket.end();
+  if (socket.writableFinished) socket.destroy();
+  else socket.once('finish', () => socket.destroy());
+}
+
+export function isUpgrade(req: EdgeRequest): boolean {
+  const upgrade = req.headers.upgrade;
+  return typeof upgrade === 'string' && upgrade.toLowerCase() === 'websocket';
 }

@@ -3,7 +3,6 @@
  * twin's real-time factor and physics step time, running primitives, and on the real robot the bus's counters. One
  * registry per robot server (no global state); a classroom merges its twins' registries (label `twin`).
  */
-import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import {
   AggregatorRegistry,
   collectDefaultMetrics,
@@ -15,10 +14,7 @@ import {
 } from 'prom-client';
 import { z } from 'zod';
 import { redactToken } from './access.ts';
-import { RawReply, type RouteSpec } from './route.ts';
-
-/** Counts one route's answers: method, status, milliseconds and URL. */
-export type RouteAnswerCounter = (method: string, status: number, elapsedMs: number, url: string) => void;
+import { type AnswerCounter, RawReply, type RouteAnswerCounter, type RouteSpec } from './route.ts';
 
 /** Where the numbers come from; each is read when Prometheus scrapes. */
 export interface MetricSources {
@@ -52,14 +48,6 @@ interface Series {
   readonly buckets: number[];
 }
 
-/** The request's arrival (performance.now(), ms), set by the metrics' onRequest hook. */
-const ARRIVED = Symbol('arrived');
-declare module 'fastify' {
-  interface FastifyRequest {
-    [ARRIVED]: number;
-  }
-}
-
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Latency buckets, s: a REST read answers in well under a millisecond, a goto with wait in seconds. */
@@ -67,7 +55,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.
 /** Loop lateness buckets, s: the 50 Hz loop's cycles should start within 2 ms of their schedule. */
 const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
 
-export class RobotMetrics {
+export class RobotMetrics implements AnswerCounter {
   readonly registry = new Registry();
   /** The last request answered, kept as parts (a request costs no object). */
   #lastSeries: Series | undefined;
@@ -134,36 +122,9 @@ export class RobotMetrics {
     }
   }
 
-  /**
-   * Counts every request `app` answers, its latency from arrival to the answer handed to the socket. Called before any
-   * route is added: each route gets its own hook with its path (reading it per request, `req.routeOptions`, builds an
-   * object each time); the not-found handler has none. onSend, not onResponse: an onResponse hook makes fastify watch
-   * every response's 'finish' and 'error' and read the clock twice (2.5 us of a 42 us goto under load).
-   */
-  instrument(app: FastifyInstance): void {
-    app.decorateRequest(ARRIVED, 0);
-    app.addHook('onRequest', (req, _reply, done) => {
-      req[ARRIVED] = performance.now();
-      done();
-    });
-    app.addHook('onRoute', (route) => {
-      const count = this.forRoute(route.url);
-      const hook: onSendHookHandler = (req, reply, payload, done) => {
-        count(req.method, reply.statusCode, performance.now() - req[ARRIVED], req.url);
-        done(null, payload);
-      };
-      const own = route.onSend;
-      route.onSend = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
-    });
-    app.addHook('onSend', (req, reply, payload, done) => {
-      if (req.is404)
-        this.#count(
-          this.#tally.series('unmatched', req.method, reply.statusCode),
-          performance.now() - req[ARRIVED],
-          req.url,
-        );
-      done(null, payload);
-    });
+  /** Counts an answer no route gave (a 404, or a refusal of an unknown URL). */
+  unmatched(method: string, status: number, elapsedMs: number, url: string): void {
+    this.#count(this.#tally.series('unmatched', method, status), elapsedMs, url);
   }
 
   #count(series: Series, elapsedMs: number, url: string): void {
@@ -176,7 +137,7 @@ export class RobotMetrics {
   }
 
   /**
-   * Counts the answers of the route `path`, from fastify's onSend hook. A route answers
+   * Counts the answers of the route `path` (the app's per-route onSend hook, src/http/app.ts). A route answers
    * with one method and status most of the time: its last series is kept at hand, not looked up by a key per answer.
    */
   forRoute(path: string): RouteAnswerCounter {

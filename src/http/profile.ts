@@ -5,6 +5,7 @@
  * a profile only renames statuses, keys and content types, and picks the motion policy below.
  */
 import { createHash } from 'node:crypto';
+import type { onSendHookHandler } from 'fastify';
 import { RobotError } from '../core/errors.ts';
 import type { MovePath } from '../robot/trajectory.ts';
 import { routeKey, type RouteSpec } from './route.ts';
@@ -155,4 +156,32 @@ export function pypotProfile(opts: PypotProfileOptions = {}): Profile {
 /** A strong ETag of an answer's bytes. */
 export function etagOf(payload: string | Buffer): string {
   return `"${createHash('sha1').update(payload).digest('base64url')}"`;
+}
+
+/**
+ * The onSend hook of a profile whose answers differ from the default's: their JSON type, and ETags with 304 for a
+ * matching If-None-Match (pypot's). None for the default profile, whose answers go out as they are.
+ */
+export function answerRewriter(profile: Profile): onSendHookHandler | undefined {
+  if (profile.jsonType === 'application/json; charset=utf-8' && !profile.etags) return undefined;
+  return (req, reply, payload, done) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json'))
+      reply.header('content-type', profile.jsonType);
+    if (
+      profile.etags &&
+      req.method === 'GET' &&
+      reply.statusCode === 200 &&
+      (typeof payload === 'string' || Buffer.isBuffer(payload))
+    ) {
+      const tag = etagOf(payload);
+      reply.header('ETag', tag);
+      if (req.headers['if-none-match'] === tag) {
+        reply.code(304);
+        done(null, '');
+        return;
+      }
+    }
+    done(null, payload);
+  };
 }

@@ -45,6 +45,16 @@ export class IncomingRequest implements RouteRequest {
   }
 }
 
+/** Counts one route's answers: method, status, milliseconds from arrival, URL. */
+export type RouteAnswerCounter = (method: string, status: number, elapsedMs: number, url: string) => void;
+
+/** Who counts the answers (the metrics). */
+export interface AnswerCounter {
+  /** Made once per route, when it is added: a request costs no lookup of its route. */
+  forRoute(path: string): RouteAnswerCounter;
+  unmatched: RouteAnswerCounter;
+}
+
 /** A non-JSON answer (the HTML index, PNG frames). */
 export class RawReply {
   constructor(

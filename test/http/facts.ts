@@ -30,7 +30,7 @@ export interface RobotFact {
    * 0.38 N.m/rad at Kp 32: with P alone it stops anywhere within 2.4 degrees of the goal; the I term pypot sets on
    * the Ergo Jr (pid 4, 2, 0) winds up during the move and grinds the rest in over seconds. Measured on the twin at
    * the answer of 1 s gotos of 15 to 60 degrees on m1 and m4: up to 2.6 degrees, 3.4 under --speed max. The MX
-   * gearboxes' dead band is under 0.2 degree.
+   * gearboxes' dead band is 0.2 to 0.34 degree.
    */
   readonly gotoTolerance: number;
 }

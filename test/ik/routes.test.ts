@@ -79,16 +79,34 @@ describe('/ik routes', function () {
       expect(dist(parse(json(r2).rot), rot)).to.be.below(0.001);
     });
 
-    it('an unreachable target goes to the closest reachable pose and says where', async () => {
-      await stiff(s);
-      const res = await untilAnswered(
-        s,
-        s.post('/ik/chain/goto.json', { xyz: '0,-1,0.15', duration: 1, wait: true }),
-      );
-      expect(res.statusCode).to.equal(200);
-      const reached = parse(json(res).xyz);
-      expect(reached[1]).to.be.below(-0.15); // stretched towards -y
-      expect(dist(reached, [0, -1, 0.15])).to.be.above(0.5);
+    it('a target out of reach is refused with 422 and its distance, and no motor moves', async () => {
+      await standStill(s);
+      const chain = buildChains(s.config, await loadUrdf(s.config.urdfPath)).get('chain')!;
+      const goals = () => s.robot.motors.map((m) => m.commands.goalPosition);
+      const positions = () => s.robot.motors.map((m) => m.state.presentPosition);
+      const [goalsBefore, before] = [goals(), positions()];
+      for (const xyz of [[1, 1, 1], '0,-1,0.15'] as const) {
+        const target = typeof xyz === 'string' ? parse(xyz) : [...xyz];
+        const res = await s.post('/ik/chain/goto.json', { xyz, duration: 1, wait: true });
+        expect(res.statusCode, res.body).to.equal(422);
+        const body = json(res);
+        expect(Object.keys(body)).to.deep.equal(['error', 'tip', 'details']);
+        const said = /out of reach .*: ([\d.]+) m from the nearest reachable point$/.exec(String(body.error));
+        expect(said, String(body.error)).to.not.equal(null);
+        const nearest = parse(/"([^"]+)"/.exec(String(body.tip))![1]);
+        expect(Number(said![1])).to.be.closeTo(dist(nearest, target), 2e-4);
+        // The nearest point is the closest the chain gets: no pose of a coarse sweep of m1-m3 gets closer.
+        for (let a = -150; a <= 150; a += 15)
+          for (let b = -90; b <= 90; b += 15)
+            for (let c = -90; c <= 90; c += 15) {
+              const p = [...chain.forward([a, b, c, 0, 0, 0]).position];
+              expect(dist(p, target)).to.be.at.least(Number(said![1]) - 1e-3);
+            }
+      }
+      for (const m of s.robot.motors) expect(s.robot.isMoving(m), m.name).to.equal(false);
+      await s.advance(0.5);
+      expect(goals()).to.deep.equal(goalsBefore);
+      positions().forEach((p, i) => expect(p, s.robot.motors[i]!.name).to.be.closeTo(before[i]!, 0.5));
     });
 
     it('rejects bad input with 400/404/409 and moves nothing', async () => {
@@ -102,6 +120,7 @@ describe('/ik routes', function () {
         ['/ik/chain/goto.json', { xyz: '0,-0.1,0.1', duration: 1, rot: '0,0,0' }, 400],
         ['/ik/chain/goto.json', { xyz: '0,-0.1,0.1', duration: 1, rpy: '1,2' }, 400],
         ['/ik/nochain/goto.json', { xyz: '0,-0.1,0.1', duration: 1 }, 404],
+        ['/ik/chain/goto.json', { xyz: '1,1,1', duration: 1 }, 422],
         // Motors start compliant: a goto on them is a conflict.
         ['/ik/chain/goto.json', { xyz: '0,-0.1,0.1', duration: 1 }, 409],
       ];

@@ -2,10 +2,11 @@ import { gotoPath } from '../../robot/trajectory.ts';
 import { z } from 'zod';
 import { notFound } from '../../core/errors.ts';
 import type { KinematicChain } from '../../ik/chain.ts';
+import { outOfReach, unreachableError } from '../../ik/reach.ts';
 import { rpyMatrix, solve, type IkTarget } from '../../ik/solver.ts';
 import type { Mat3 } from '../../urdf/transform.ts';
 import type { Motor } from '../../robot/motor.ts';
-import type { MotionPolicy } from '../profile.ts';
+import { defaultProfile, type MotionPolicy } from '../profile.ts';
 import { schemaFailure } from '../errors.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { objectBody } from '../body.ts';
@@ -45,10 +46,14 @@ const poseSchema = z.object({
   rot: z.string().meta({ description: '"a,b,c": X axis of the end frame, 4 decimals' }),
 });
 
+const UNREACHABLE_NOTE =
+  'In the default profile a target whose position is out of reach (more than 1 mm from the nearest point the end ' +
+  'can reach) is refused with 422 before anything moves; the pypot profile sends the chain to the closest pose. ';
+
 export function ikRoutes(
   robot: Robot,
   chains: ReadonlyMap<string, KinematicChain>,
-  policy: MotionPolicy = { compliantGoto: 'reject' },
+  policy: MotionPolicy = defaultProfile.policy,
 ): RouteSpec[] {
   const chainOf = (name: string): KinematicChain => {
     const c = chains.get(name);
@@ -78,9 +83,7 @@ export function ikRoutes(
       method: 'POST',
       path: '/ik/:chain/goto.json',
       summary: 'move a chain to a cartesian position (and orientation) over a duration',
-      description:
-        'The answer is the pose the chain is commanded to reach; an unreachable target goes to the closest reachable pose. ' +
-        GUARD_NOTE,
+      description: 'The answer is the pose the chain is commanded to reach. ' + UNREACHABLE_NOTE + GUARD_NOTE,
       body: gotoBody,
       tip: GOTO_TIP,
       answer: poseSchema,
@@ -95,7 +98,12 @@ export function ikRoutes(
         const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
         if (body.rpy) target.rotation = rpyMatrix(body.rpy[0]!, body.rpy[1]!, body.rpy[2]!);
         else if (body.rot) target.rot = body.rot;
-        const solution = solve(chain, target, present(chain));
+        const seed = present(chain);
+        const solution = solve(chain, target, seed);
+        if (policy.refuseUnreachable) {
+          const out = outOfReach(chain, target, solution, seed);
+          if (out) throw unreachableError(chain, body.xyz, out);
+        }
         const targets = new Map<Motor, number>();
         chain.motors.forEach((name, i) => {
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);

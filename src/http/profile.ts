@@ -3,7 +3,7 @@
  * every route. The default profile answers as docs/reference/contract.md 1-7 say; `pypot` answers as pypot 5.0.2 does where its
  * clients depend on it (docs/reference/contract.md 8, docs/reference/pypot.md 5, docs/reference/robots.md 9). Validation, clamping and safety are the same in both:
  * a profile only renames statuses, keys and content types, and picks the motion policy below (whose honest answers,
- * the refusal of an IK target out of reach, pypot does not give).
+ * a waited goto's arrival and the refusal of an IK target out of reach, pypot does not give).
  */
 import { createHash } from 'node:crypto';
 import { RobotError } from '../core/errors.ts';
@@ -21,6 +21,8 @@ export interface MotionPolicy {
    * prediction collides; `force` skips it.
    */
   readonly guard?: (path: MovePath, force: boolean) => Promise<void>;
+  /** A waited goto's answer says whether it arrived: per motor error and tolerance, `reached` (docs/api.md). */
+  readonly reportArrival?: boolean;
   /** An IK target out of reach is refused (422) before anything moves, instead of going to the nearest pose. */
   readonly refuseUnreachable?: boolean;
 }
@@ -50,7 +52,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const defaultProfile: Profile = {
   name: 'default',
-  policy: { compliantGoto: 'reject', refuseUnreachable: true },
+  policy: { compliantGoto: 'reject', reportArrival: true, refuseUnreachable: true },
   jsonType: JSON_TYPE,
   etags: false,
   status: () => 200,

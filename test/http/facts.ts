@@ -215,6 +215,20 @@ export const NOMINAL_VOLTS: Readonly<Record<Model, number>> = {
   'MX-64': 12,
 };
 
+/**
+ * A waited goto's tolerance per model at the robots' P gain 32, degrees (docs/api.md "Honest answers"): the dead
+ * band of docs/twin.md plus one encoder count (300 / 1023 or 360 / 4095 degrees), to 2 decimals.
+ */
+export const GOTO_TOLERANCE: Readonly<Record<Model, number>> = {
+  'XL-320': 2.74,
+  'AX-12': 0.5,
+  'MX-28': 0.29,
+  'MX-64': 0.42,
+};
+
+/** Seconds a waited goto may answer after its duration, its motors coming to rest (docs/api.md). */
+export const SETTLE_MAX_S = 0.5;
+
 export const minAngle = (f: MotorFact) => Math.min(f.lower, f.upper);
 export const maxAngle = (f: MotorFact) => Math.max(f.lower, f.upper);
 

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'unreachable'
   | 'too_large'
   | 'hardware'
   | 'unavailable'
@@ -37,6 +38,9 @@ export const readOnly = (message: string, tip = '', details = '') =>
   new RobotError('read_only', message, tip, details);
 export const conflict = (message: string, tip = '', details = '') =>
   new RobotError('conflict', message, tip, details);
+/** 422: a well-formed request the robot cannot carry out (an IK target out of reach). */
+export const unreachable = (message: string, tip = '', details = '') =>
+  new RobotError('unreachable', message, tip, details);
 export const hardwareError = (message: string, tip = '', details = '') =>
   new RobotError('hardware', message, tip, details);
 /** 503: the server is shutting down (pending `wait` answers, requests that arrive meanwhile). */

@@ -14,6 +14,7 @@ export const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  unreachable: 422,
   too_large: 413,
   hardware: 503,
   unavailable: 503,

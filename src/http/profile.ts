@@ -2,7 +2,8 @@
  * Client profiles: what a client observes of an answer, chosen once (`--compat`) and applied by the app around
  * every route. The default profile answers as docs/reference/contract.md 1-7 say; `pypot` answers as pypot 5.0.2 does where its
  * clients depend on it (docs/reference/contract.md 8, docs/reference/pypot.md 5, docs/reference/robots.md 9). Validation, clamping and safety are the same in both:
- * a profile only renames statuses, keys and content types, and picks the motion policy below.
+ * a profile only renames statuses, keys and content types, and picks the motion policy below (whose honest answers,
+ * a waited goto's arrival and the refusal of an IK target out of reach, pypot does not give).
  */
 import { createHash } from 'node:crypto';
 import type { onSendHookHandler } from 'fastify';
@@ -21,6 +22,10 @@ export interface MotionPolicy {
    * prediction collides; `force` skips it.
    */
   readonly guard?: (path: MovePath, force: boolean) => Promise<void>;
+  /** A waited goto's answer says whether it arrived: per motor error and tolerance, `reached` (docs/api.md). */
+  readonly reportArrival?: boolean;
+  /** An IK target out of reach is refused (422) before anything moves, instead of going to the nearest pose. */
+  readonly refuseUnreachable?: boolean;
 }
 
 export interface Profile {
@@ -48,7 +53,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const defaultProfile: Profile = {
   name: 'default',
-  policy: { compliantGoto: 'reject' },
+  policy: { compliantGoto: 'reject', reportArrival: true, refuseUnreachable: true },
   jsonType: JSON_TYPE,
   etags: false,
   status: () => 200,

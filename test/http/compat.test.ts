@@ -164,6 +164,8 @@ describe('pypot profile: the requests of pypot 5.0.2 REST test suite (Ergo Jr)',
     expectStatus(res, 202, 'goto');
     expect(s.backend.clock.now() - t0).to.be.within(2.9, 3.2);
     expect(parsed(res)).to.deep.include({ duration: 3, waiting: true });
+    // pypot's answer: no word of arrival (the default profile's reached, error, tolerance).
+    expect(Object.keys(parsed(res))).to.deep.equal(['motors', 'duration', 'waiting', 'cancelled']);
     expect(parsed(await c.get('/motors/m1/registers/goal_position/value.json')).goal_position).to.be.closeTo(
       10,
       0.01,
@@ -361,8 +363,29 @@ describe('pypot profile: what else its clients see', function () {
     );
     expect(res.statusCode, res.body).to.equal(200);
     expect(s.backend.clock.now() - t0).to.be.at.least(0.95);
+    expect(Object.keys(parsed(res))).to.deep.equal(['xyz', 'rot', 'cancelled']);
     const quick = await s.post('/ik/chain/goto.json', { xyz: '0.05,-0.1,0.15', duration: 1, wait: 0 });
     expect(quick.statusCode).to.equal(200);
+    expect(Object.keys(parsed(quick))).to.deep.equal(['xyz', 'rot']);
+  });
+
+  it('IK goto out of reach: as pypot, the chain goes to the closest pose (200, no refusal, no new field)', async () => {
+    for (const m of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'])
+      await s.post(`/motors/${m}/registers/compliant/value.json`, false);
+    const res = await untilAnswered(
+      s,
+      s.post('/ik/chain/goto.json', { xyz: '0,-1,0.15', duration: 1, wait: true }),
+    );
+    expect(res.statusCode, res.body).to.equal(200);
+    expect(Object.keys(parsed(res))).to.deep.equal(['xyz', 'rot', 'cancelled']);
+    const reached = String(parsed(res).xyz).split(',').map(Number);
+    expect(reached[1]).to.be.below(-0.15); // stretched towards -y
+    expect(Math.hypot(reached[0]!, reached[1]! + 1, reached[2]! - 0.15)).to.be.above(0.5);
+    // The motors went there: the present pose moved towards the target.
+    const now = String(parsed(await s.get('/ik/chain/value.json')).xyz)
+      .split(',')
+      .map(Number);
+    expect(now[1]).to.be.below(-0.15);
   });
 });
 

@@ -30,7 +30,7 @@ export interface RobotFact {
    * 0.38 N.m/rad at Kp 32: with P alone it stops anywhere within 2.4 degrees of the goal; the I term pypot sets on
    * the Ergo Jr (pid 4, 2, 0) winds up during the move and grinds the rest in over seconds. Measured on the twin at
    * the answer of 1 s gotos of 15 to 60 degrees on m1 and m4: up to 2.6 degrees, 3.4 under --speed max. The MX
-   * gearboxes' dead band is under 0.2 degree.
+   * gearboxes' dead band is 0.2 to 0.34 degree.
    */
   readonly gotoTolerance: number;
 }
@@ -214,6 +214,20 @@ export const NOMINAL_VOLTS: Readonly<Record<Model, number>> = {
   'MX-28': 12,
   'MX-64': 12,
 };
+
+/**
+ * A waited goto's tolerance per model at the robots' P gain 32, degrees (docs/api.md "Honest answers"): the dead
+ * band of docs/twin.md plus one encoder count (300 / 1023 or 360 / 4095 degrees), to 2 decimals.
+ */
+export const GOTO_TOLERANCE: Readonly<Record<Model, number>> = {
+  'XL-320': 2.74,
+  'AX-12': 0.5,
+  'MX-28': 0.29,
+  'MX-64': 0.42,
+};
+
+/** Seconds a waited goto may answer after its duration, its motors coming to rest (docs/api.md). */
+export const SETTLE_MAX_S = 0.5;
 
 export const minAngle = (f: MotorFact) => Math.min(f.lower, f.upper);
 export const maxAngle = (f: MotorFact) => Math.max(f.lower, f.upper);

@@ -13,6 +13,7 @@ import {
   MAX_SPEED,
   NOMINAL_VOLTS,
   ROBOTS,
+  SETTLE_MAX_S,
   WRITABLE,
   fact,
   isErrorBody,
@@ -22,6 +23,7 @@ import {
   registersOf,
   type MotorFact,
 } from './facts.ts';
+import { expectArrival } from './arrival.ts';
 
 function expectError(res: LightMyRequestResponse, status: number): Record<string, unknown> {
   expect(res.statusCode, res.body).to.equal(status);
@@ -580,6 +582,7 @@ for (const robot of ROBOTS) {
       afterEach(() => s.close());
       const [a, b] = robot.pair;
       const framed = fact(robot, robot.framed);
+      const present = async (m: string) => (await value(s, m, 'present_position')) as number;
 
       it('single goto answers {motors, duration, waiting} at once without wait, and moves', async () => {
         await stiff(s, [a]);
@@ -629,18 +632,47 @@ for (const robot of ROBOTS) {
           await settle();
           expect(t.answer, 'answered before any sim time passed').to.equal(undefined);
           const res = await untilAnswered(s, req, 5, 0.02);
-          expect(ok(res)).to.deep.equal({
-            motors: { [a]: -15 },
-            duration: 0.8,
-            waiting: true,
-            cancelled: false,
-          });
-          expect(s.backend.clock.now() - t0).to.be.within(0.8, 0.9);
+          await expectArrival(
+            ok(res),
+            { motors: { [a]: -15 }, duration: 0.8, waiting: true, cancelled: false },
+            robot,
+            present,
+          );
+          // After the motion, and its motor at rest (at most SETTLE_MAX_S more).
+          expect(s.backend.clock.now() - t0).to.be.within(0.8, 0.9 + SETTLE_MAX_S);
           expect(Math.abs(((await value(s, a, 'present_position')) as number) + 15)).to.be.below(
             robot.gotoTolerance,
           );
         });
       }
+
+      it('a waited goto says whether it arrived: reached when free, not when its torque limit is 0', async () => {
+        await stiff(s, [a]);
+        const free = ok(
+          await untilAnswered(
+            s,
+            s.post(`/motors/${a}/goto.json`, { position: 20, duration: 0.8, wait: true }),
+          ),
+        );
+        await expectArrival(
+          free,
+          { motors: { [a]: 20 }, duration: 0.8, waiting: true, cancelled: false },
+          robot,
+        );
+        expect(free.reached, JSON.stringify(free)).to.equal(true);
+        // No torque: the joint stays where it is, 40 degrees short, and the answer says so.
+        ok(await setValue(s, a, 'torque_limit', 0));
+        const held = ok(
+          await untilAnswered(
+            s,
+            s.post(`/motors/${a}/goto.json`, { position: -20, duration: 0.8, wait: true }),
+          ),
+        );
+        const body = { motors: { [a]: -20 }, duration: 0.8, waiting: true, cancelled: false };
+        await expectArrival(held, body, robot, present);
+        expect(held.reached).to.equal(false);
+        expect((held.error as Record<string, number>)[a]).to.be.closeTo(40, robot.gotoTolerance);
+      });
 
       it('any other wait value does not wait', async () => {
         await stiff(s, [a]);
@@ -725,13 +757,13 @@ for (const robot of ROBOTS) {
           5,
           0.02,
         );
-        expect(ok(res)).to.deep.equal({
-          motors: { [a]: 8, [b]: 9 },
-          duration: 0.6,
-          waiting: true,
-          cancelled: false,
-        });
-        expect(s.backend.clock.now() - t0).to.be.within(0.6, 0.7);
+        await expectArrival(
+          ok(res),
+          { motors: { [a]: 8, [b]: 9 }, duration: 0.6, waiting: true, cancelled: false },
+          robot,
+          present,
+        );
+        expect(s.backend.clock.now() - t0).to.be.within(0.6, 0.7 + SETTLE_MAX_S);
       });
 
       it('multi goto: malformed bodies are 400 and nothing moves', async () => {
@@ -804,12 +836,13 @@ for (const robot of ROBOTS) {
         await s.advance(0.05);
         await settle();
         expect(older.answer, 'the cancelled request answers').to.not.equal(undefined);
-        expect(ok(older.answer!)).to.deep.equal({
-          motors: { [a]: 40 },
-          duration: 3,
-          waiting: true,
-          cancelled: true,
-        });
+        // Cancelled: it answers at once, far from its target, and says so.
+        await expectArrival(
+          ok(older.answer!),
+          { motors: { [a]: 40 }, duration: 3, waiting: true, cancelled: true },
+          robot,
+        );
+        expect(ok(older.answer!).reached).to.equal(false);
         expect(s.backend.clock.now() - t0).to.be.below(1);
         await s.advance(1);
         expect(Math.abs(((await value(s, a, 'present_position')) as number) + 10)).to.be.below(
@@ -830,12 +863,11 @@ for (const robot of ROBOTS) {
         expect(older.answer, 'a is still moving').to.equal(undefined);
         for (let i = 0; i < 100 && !older.answer; i++) await s.advance(0.02);
         await settle();
-        expect(ok(older.answer!)).to.deep.equal({
-          motors: { [a]: 20, [b]: 20 },
-          duration: 1,
-          waiting: true,
-          cancelled: true,
-        });
+        await expectArrival(
+          ok(older.answer!),
+          { motors: { [a]: 20, [b]: 20 }, duration: 1, waiting: true, cancelled: true },
+          robot,
+        );
         expect(s.backend.clock.now() - t0).to.be.within(1, 1.1);
         expect(s.robot.isMoving(s.robot.motor(b))).to.equal(true);
       });

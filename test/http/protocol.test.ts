@@ -6,7 +6,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { json, setValue, simServer, untilAnswered, value, type TestServer } from '../helpers.ts';
-import { isErrorBody, registersOf, type Model } from './facts.ts';
+import { ERGO_JR, isErrorBody, registersOf, type Model } from './facts.ts';
+import { expectArrival } from './arrival.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -182,12 +183,11 @@ describe('HTTP protocol (docs/reference/contract.md 1)', function () {
         3,
         0.02,
       );
-      expect(json(await waiting)).to.deep.equal({
-        motors: { m1: 5 },
-        duration: 0.5,
-        waiting: true,
-        cancelled: false,
-      });
+      await expectArrival(
+        json(await waiting),
+        { motors: { m1: 5 }, duration: 0.5, waiting: true, cancelled: false },
+        ERGO_JR,
+      );
     });
 
     it('a form body is not read unless labelled as a form', async () => {

@@ -4,6 +4,8 @@ import { simServer, setValue, value, untilAnswered, json, type TestServer } from
 import { PhysicsWorld } from '../../src/sim/world.ts';
 import { pendulumUrdf } from '../../src/lab/fidelity.ts';
 import { type DriveCommand, GEARBOX_SLACK } from '../../src/sim/servo.ts';
+import { expectArrival } from '../http/arrival.ts';
+import { SETTLE_MAX_S, TORSO } from '../http/facts.ts';
 
 describe('sim physics (Torso)', function () {
   let s: TestServer;
@@ -94,13 +96,14 @@ describe('sim physics (Torso)', function () {
       10,
       0.02,
     );
-    expect(json(res)).to.deep.equal({
-      motors: { head_z: 40 },
-      duration: 1.5,
-      waiting: true,
-      cancelled: false,
-    });
-    expect(s.backend.clock.now() - start).to.be.within(1.45, 1.6);
+    await expectArrival(
+      json(res),
+      { motors: { head_z: 40 }, duration: 1.5, waiting: true, cancelled: false },
+      TORSO,
+      async (m) => (await value(s, m, 'present_position')) as number,
+    );
+    // After the motion, and the head at rest (at most SETTLE_MAX_S more).
+    expect(s.backend.clock.now() - start).to.be.within(1.45, 1.6 + SETTLE_MAX_S);
     expect(Math.abs(((await value(s, 'head_z', 'present_position')) as number) - 40)).to.be.below(1);
   });
 

@@ -2,23 +2,26 @@ import { gotoPath } from '../../robot/trajectory.ts';
 import { z } from 'zod';
 import { notFound } from '../../core/errors.ts';
 import type { KinematicChain } from '../../ik/chain.ts';
-import { rpyMatrix, solve, type IkTarget } from '../../ik/solver.ts';
+import { REACH_TOLERANCE_M, outOfReach, unreachableError } from '../../ik/reach.ts';
+import { rpyMatrix, solve, type IkSolution, type IkTarget } from '../../ik/solver.ts';
 import type { Mat3 } from '../../urdf/transform.ts';
 import type { Motor } from '../../robot/motor.ts';
-import type { MotionPolicy } from '../profile.ts';
+import { defaultProfile, type MotionPolicy } from '../profile.ts';
 import { schemaFailure } from '../errors.ts';
 import type { Robot } from '../../robot/robot.ts';
 import { objectBody } from '../body.ts';
 import { route, type RouteSpec } from '../route.ts';
 import { duration, forceQuery, lenientNumber, triple, wait } from '../schema.ts';
-import { GUARD_NOTE } from './motors.ts';
+import { GUARD_NOTE, arrivalFields, motorArrival, waitGoto } from './motors.ts';
 
 const GOTO_TIP =
   'send {"xyz": "0.1,-0.15,0.12", "duration": 2, "wait": true}; optional "rot": "a,b,c" (X axis of the end) or "rpy": "r,p,y" (radians)';
 const RPY_TIP = 'send {"r": 0, "p": 0.5, "y": 1.57} (radians) as a JSON body or as ?r=0&p=0.5&y=1.57';
 
+const round4 = (v: number) => Math.round(v * 1e4) / 1e4 + 0;
+
 function join4(values: ArrayLike<number>): string {
-  return Array.from(values, (v) => String(Math.round(v * 1e4) / 1e4 + 0)).join(',');
+  return Array.from(values, (v) => String(round4(v))).join(',');
 }
 
 /** value.json / goto.json answer: position and the X axis (first column) of the end frame. */
@@ -45,10 +48,27 @@ const poseSchema = z.object({
   rot: z.string().meta({ description: '"a,b,c": X axis of the end frame, 4 decimals' }),
 });
 
+const gotoAnswer = poseSchema.extend({
+  cancelled: z.boolean().optional().meta({
+    description: 'with wait only: true when a newer command took a motor over before the end (beyond v4)',
+  }),
+  ...arrivalFields,
+  tip: z.string().optional().meta({
+    description: 'with wait, default profile: "x,y,z", where the end is at the answer, metres (beyond v4)',
+  }),
+  distance: z.number().optional().meta({
+    description: 'with wait, default profile: metres from the end to the target at the answer (beyond v4)',
+  }),
+});
+
+const UNREACHABLE_NOTE =
+  'In the default profile a target whose position is out of reach (more than 1 mm from the nearest point the end ' +
+  'can reach) is refused with 422 before anything moves; the pypot profile sends the chain to the closest pose. ';
+
 export function ikRoutes(
   robot: Robot,
   chains: ReadonlyMap<string, KinematicChain>,
-  policy: MotionPolicy = { compliantGoto: 'reject' },
+  policy: MotionPolicy = defaultProfile.policy,
 ): RouteSpec[] {
   const chainOf = (name: string): KinematicChain => {
     const c = chains.get(name);
@@ -61,6 +81,22 @@ export function ikRoutes(
     return c;
   };
   const present = (chain: KinematicChain) => chain.motors.map((m) => robot.motor(m).state.presentPosition);
+  /** A waited IK goto's arrival: its motors' (reached only if the solved pose is on the target too) and the end's. */
+  const chainArrival = (
+    chain: KinematicChain,
+    targets: ReadonlyMap<Motor, number>,
+    solution: IkSolution,
+    xyz: readonly number[],
+  ) => {
+    const motors = motorArrival(targets);
+    const tip = chain.forward(present(chain)).position;
+    return {
+      ...motors,
+      reached: motors.reached && solution.positionError <= REACH_TOLERANCE_M,
+      tip: join4(tip),
+      distance: round4(Math.hypot(tip[0] - xyz[0]!, tip[1] - xyz[1]!, tip[2] - xyz[2]!)),
+    };
+  };
 
   return [
     route({
@@ -79,14 +115,25 @@ export function ikRoutes(
       path: '/ik/:chain/goto.json',
       summary: 'move a chain to a cartesian position (and orientation) over a duration',
       description:
-        'The answer is the pose the chain is commanded to reach; an unreachable target goes to the closest reachable pose. ' +
+        'The answer is the pose the chain is commanded to reach; with wait (default profile) also whether it ' +
+        'arrived. ' +
+        UNREACHABLE_NOTE +
         GUARD_NOTE,
       body: gotoBody,
       tip: GOTO_TIP,
-      answer: poseSchema,
+      answer: gotoAnswer,
       examples: {
         body: { xyz: '0.1,-0.15,0.12', duration: 2, wait: true },
-        answer: { xyz: '0.1,-0.15,0.12', rot: '0.3162,-0.9487,0.0' },
+        answer: {
+          xyz: '0.1,-0.15,0.12',
+          rot: '0.3162,-0.9487,0.0',
+          cancelled: false,
+          reached: false,
+          error: { m1: 0.81, m2: 4.3, m3: 5.12, m4: 1.4, m5: -0.3, m6: -1.05 },
+          tolerance: { m1: 2.74, m2: 2.74, m3: 2.74, m4: 2.74, m5: 2.74, m6: 2.74 },
+          tip: '0.1043,-0.1391,0.1019',
+          distance: 0.0244,
+        },
       },
       handler: async (request) => {
         const { params, body, query } = request;
@@ -95,7 +142,12 @@ export function ikRoutes(
         const target: { -readonly [K in keyof IkTarget]: IkTarget[K] } = { position: body.xyz };
         if (body.rpy) target.rotation = rpyMatrix(body.rpy[0]!, body.rpy[1]!, body.rpy[2]!);
         else if (body.rot) target.rot = body.rot;
-        const solution = solve(chain, target, present(chain));
+        const seed = present(chain);
+        const solution = solve(chain, target, seed);
+        if (policy.refuseUnreachable) {
+          const out = outOfReach(chain, target, solution, seed);
+          if (out) throw unreachableError(chain, body.xyz, out);
+        }
         const targets = new Map<Motor, number>();
         chain.motors.forEach((name, i) => {
           if (!chain.passive[i]) targets.set(robot.motor(name), solution.userDegrees[i]!);
@@ -105,8 +157,12 @@ export function ikRoutes(
           forceQuery(query),
         );
         const started = robot.goto(targets, body.duration, { compliant: policy.compliantGoto });
-        const outcome = body.wait ? await robot.waitFor(started.done, request.clientGone) : undefined;
-        return { ...poseAnswer(solution), ...(outcome && { cancelled: outcome.cancelled }) };
+        if (!body.wait) return poseAnswer(solution);
+        const { cancelled } = await waitGoto(robot, policy, started, request.clientGone);
+        const answer = { ...poseAnswer(solution), cancelled };
+        return policy.reportArrival
+          ? { ...answer, ...chainArrival(chain, started.targets, solution, body.xyz) }
+          : answer;
       },
     }),
     route({

@@ -1,11 +1,14 @@
 import { gotoPath } from '../../robot/trajectory.ts';
 import { z } from 'zod';
 import { badRequest, notFound } from '../../core/errors.ts';
+import { type Arrival, arrival, untilStill } from '../../robot/arrival.ts';
+import type { GotoOutcome, StartedGoto } from '../../robot/motions.ts';
 import type { Motor } from '../../robot/motor.ts';
 import { readRegister, registerWriter } from '../../robot/motor-registers.ts';
 import type { Robot } from '../../robot/robot.ts';
+import { gotoToleranceDeg } from '../../sim/servo-band.ts';
 import { bareValue } from '../body.ts';
-import type { MotionPolicy } from '../profile.ts';
+import { defaultProfile, type MotionPolicy } from '../profile.ts';
 import { route, type RouteSpec } from '../route.ts';
 import { anyValue, duration, forceQuery, lenientNumber, registerValue, wait } from '../schema.ts';
 
@@ -42,6 +45,44 @@ const multiGotoBody = z
     path: ['positions'],
   });
 
+/** The fields of a waited goto's arrival (default profile, beyond v4): docs/api.md "Honest answers". */
+export const arrivalFields = {
+  reached: z.boolean().optional().meta({
+    description:
+      'with wait, default profile: every motor within its tolerance of its target at the answer (beyond v4)',
+  }),
+  error: z.record(z.string(), z.number()).optional().meta({
+    description: 'with wait, default profile: motor -> present position minus target, degrees (beyond v4)',
+  }),
+  tolerance: z.record(z.string(), z.number()).optional().meta({
+    description:
+      "with wait, default profile: motor -> tolerance, degrees: the servo's dead band plus one encoder count (beyond v4)",
+  }),
+};
+
+/** The motors' arrival at their targets now, against their servos' tolerance. */
+export const motorArrival = (targets: ReadonlyMap<Motor, number>): Arrival =>
+  arrival(targets, gotoToleranceDeg);
+
+/**
+ * Waits for a started goto on behalf of a client: its end, then, when the policy reports arrival, its motors at rest
+ * (at most SETTLE_MAX_S more; not after a cancel, whose motors another command drives).
+ */
+export function waitGoto(
+  robot: Robot,
+  policy: MotionPolicy,
+  started: StartedGoto,
+  clientGone: AbortSignal | undefined,
+): Promise<GotoOutcome> {
+  const ended = policy.reportArrival
+    ? started.done.then(async (o) => {
+        if (!o.cancelled) await untilStill(robot, [...started.targets.keys()]);
+        return o;
+      })
+    : started.done;
+  return robot.waitFor(ended, clientGone);
+}
+
 const gotoAnswer = z.object({
   motors: z.record(z.string(), z.number()).meta({ description: 'motor -> target after clamping, degrees' }),
   duration: z.number(),
@@ -49,11 +90,13 @@ const gotoAnswer = z.object({
   cancelled: z.boolean().optional().meta({
     description: 'with wait only: true when a newer command took a motor over before the end (beyond v4)',
   }),
+  ...arrivalFields,
 });
 
 /**
  * Starts a validated goto and answers as docs/reference/rest-api.md 4.2 says, after the motion when `wait`; a waited goto that a
- * newer command cut short answers `cancelled: true` (docs/api.md "Honest answers").
+ * newer command cut short answers `cancelled: true`, and with the policy's `reportArrival` whether the motors got
+ * there (docs/api.md "Honest answers").
  */
 function startGoto(
   robot: Robot,
@@ -71,15 +114,17 @@ function startGoto(
     const answer = { motors, duration: seconds, waiting };
     // The abort signal and the end's promise are made on first read: only a waiting goto pays for them.
     if (!waiting) return answer;
-    return robot
-      .waitFor(started.done, request.clientGone)
-      .then((o) => ({ ...answer, cancelled: o.cancelled }));
+    return waitGoto(robot, policy, started, request.clientGone).then((o) => ({
+      ...answer,
+      cancelled: o.cancelled,
+      ...(policy.reportArrival && motorArrival(started.targets)),
+    }));
   };
   // Without the guard a goto answers at once: no promise to settle on the way (most gotos).
   return policy.guard ? policy.guard(gotoPath(clampAll(targets), seconds), force).then(go) : go();
 }
 
-interface GotoAnswer {
+interface GotoAnswer extends Partial<Arrival> {
   motors: Record<string, number>;
   duration: number;
   waiting: boolean;
@@ -90,7 +135,7 @@ interface GotoAnswer {
 const clampAll = (targets: ReadonlyMap<Motor, number>) =>
   new Map([...targets].map(([m, to]) => [m, m.clampAngle(to)]));
 
-export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto: 'reject' }): RouteSpec[] {
+export function motorRoutes(robot: Robot, policy: MotionPolicy = defaultProfile.policy): RouteSpec[] {
   const names = robot.motors.map((m) => m.name);
   return [
     route({
@@ -179,7 +224,15 @@ export function motorRoutes(robot: Robot, policy: MotionPolicy = { compliantGoto
       answer: gotoAnswer,
       examples: {
         body: { position: 30, duration: 1.5, wait: true },
-        answer: { motors: { m1: 30 }, duration: 1.5, waiting: true },
+        answer: {
+          motors: { m1: 30 },
+          duration: 1.5,
+          waiting: true,
+          cancelled: false,
+          reached: true,
+          error: { m1: -1.17 },
+          tolerance: { m1: 2.74 },
+        },
       },
       handler: (request) => {
         const { params, body, query } = request;

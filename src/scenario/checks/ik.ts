@@ -30,6 +30,21 @@ export interface IkOptions {
 
 const xyzOf = (body: Record<string, unknown>): number[] => String(body.xyz).split(',').map(Number);
 
+/** The distance (metres) in the route's refusal of a target out of reach. */
+const FAR = /: ([\d.]+) m from the nearest reachable point$/;
+
+function outOfReach(label: string, chain: string, solverErr: number, tol: number, time: number): Finding {
+  return {
+    message: `target ${label} (${chain}) is out of reach: the best pose the solver finds ends ${fmt(solverErr * 1000, 1)} mm away (tolerance ${fmt(tol * 1000, 1)} mm, over by ${fmt((solverErr - tol) * 1000, 1)} mm)`,
+    where: `${chain} ${label}`,
+    time,
+    value: solverErr * 1000,
+    limit: tol * 1000,
+    margin: (solverErr - tol) * 1000,
+    unit: 'mm',
+  };
+}
+
 export async function ikChecks(
   target: Target,
   chain: string,
@@ -51,6 +66,15 @@ export async function ikChecks(
       wait: true,
     });
     const time = target.now() - t0;
+    // Out of reach, the route refuses the target (422) and says how far it is (docs/api.md "Inverse kinematics").
+    const far = answer.status === 422 ? FAR.exec(String((answer.body as { error?: unknown }).error)) : null;
+    if (far) {
+      const solverErr = Number(far[1]);
+      measured[`target${i}_solver_mm`] = solverErr * 1000;
+      worstSolver = Math.max(worstSolver, solverErr);
+      reach.push(outOfReach(label, chain, solverErr, tol, time));
+      continue;
+    }
     if (answer.status !== 200) {
       reach.push({
         message: `target ${label}: the solver refused it (HTTP ${answer.status} ${JSON.stringify(answer.body)})`,
@@ -69,15 +93,7 @@ export async function ikChecks(
     worstSolver = Math.max(worstSolver, solverErr);
     worstPhysics = Math.max(worstPhysics, physicsErr);
     if (solverErr > tol) {
-      reach.push({
-        message: `target ${label} (${chain}) is out of reach: the best pose the solver finds ends ${fmt(solverErr * 1000, 1)} mm away (tolerance ${fmt(tol * 1000, 1)} mm, over by ${fmt((solverErr - tol) * 1000, 1)} mm)`,
-        where: `${chain} ${label}`,
-        time,
-        value: solverErr * 1000,
-        limit: tol * 1000,
-        margin: (solverErr - tol) * 1000,
-        unit: 'mm',
-      });
+      reach.push(outOfReach(label, chain, solverErr, tol, time));
     } else if (physicsErr > tol) {
       accuracy.push({
         message: `target ${label} (${chain}): the solver reaches it but the twin's end point settles ${fmt(physicsErr * 1000, 1)} mm away (tolerance ${fmt(tol * 1000, 1)} mm, over by ${fmt((physicsErr - tol) * 1000, 1)} mm)`,

@@ -4,6 +4,7 @@
  * Then the checks of a run: torque headroom, tracking error, collisions.
  */
 import type { Motor } from '../../robot/motor.ts';
+import { deadBandDeg, rawPGain } from '../../sim/servo-band.ts';
 import { servoModel } from '../../sim/servo-models.ts';
 import { type CheckResult, type Finding, checkResult, fmt } from '../result.ts';
 import type { Twin } from '../twin.ts';
@@ -151,18 +152,14 @@ export function torqueHeadroomCheck(
  * flags only what the servo model does not explain (sag, saturation, a hit):
  * - a lag proportional to speed: the duty that the back-EMF asks at speed v (v kt / Vin) comes from an error of
  *   duty / (error gain x raw Kp). An XL-320 at Kp 32 lags 0.084 s x v (4.6 degrees at 54 deg/s), an MX-64 0.026 s x v;
- * - a dead band: the gearbox's static friction (Coulomb and Stribeck) over the P slope. XL-320 at Kp 32: 2.4 degrees;
- *   MX-64: 0.2.
+ * - a dead band: the gearbox's static friction over the P slope (deadBandDeg). XL-320 at Kp 32: 2.4 degrees;
+ *   MX-64: 0.34.
  */
 export function servoTrackingAllowance(motor: Motor): { lagSeconds: number; deadBandDeg: number } {
   const model = servoModel(motor.spec);
-  const rawKp = motor.spec.control === 'pid' ? motor.commands.pid[0] * 8 : 32;
+  const rawKp = rawPGain(motor);
   if (rawKp <= 0) return { lagSeconds: 0, deadBandDeg: 0 };
-  const slope = ((model.kt * model.vin) / model.r) * model.errorGain * rawKp; // N.m per rad of error
-  return {
-    lagSeconds: model.kt / (model.vin * model.errorGain * rawKp),
-    deadBandDeg: ((model.friction.kc + model.friction.kcs) / slope) * (180 / Math.PI),
-  };
+  return { lagSeconds: model.kt / (model.vin * model.errorGain * rawKp), deadBandDeg: deadBandDeg(motor) };
 }
 
 export interface TrackingOptions {

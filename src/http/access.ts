@@ -88,6 +88,7 @@ export class EdgeAccess {
   /** The listening address decides the own names: read at the first request (the server listens by then). */
   #ownHosts: Set<string> | undefined;
   readonly #listening: () => string | undefined;
+  #lastAllowedHost: string | undefined;
 
   constructor(opts: AccessOptions, listening: () => string | undefined, tokensFor?: TokensFor) {
     this.#extraHosts = new Set((opts.allowedHosts ?? []).map((h) => hostName(h)));
@@ -133,7 +134,11 @@ export class EdgeAccess {
     const h = req.headers;
     const host = h.host;
     // A request without Host (HTTP/1.0) cannot come from a browser, so not from a rebound name either.
-    if (typeof host === 'string' && !this.hostAllowed(hostName(host))) return refusedHost(host);
+    // A client sends the same Host every time: the last one allowed is kept, so a request costs one comparison.
+    if (typeof host === 'string' && host !== this.#lastAllowedHost) {
+      if (!this.hostAllowed(hostName(host))) return refusedHost(host);
+      if (this.#ownHosts) this.#lastAllowedHost = host;
+    }
     const origin = h.origin;
     if (changes && this.#origins !== '*') {
       if (typeof origin === 'string') {

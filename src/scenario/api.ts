@@ -13,12 +13,22 @@ import { Motor } from '../robot/motor.ts';
 import { loadUrdf } from '../urdf/parse.ts';
 import { contactRules } from './checks/contacts.ts';
 import { type ScenarioContext, createContext } from './context.ts';
+import {
+  type ScenarioFailure,
+  ScenarioWatch,
+  type TimeLimit,
+  TimeLimitError,
+  checkLimit,
+  describeFailure,
+  resolveLimit,
+} from './limits.ts';
 import { type CheckResult, type ScenarioResult, skippedCheck, worstStatus } from './result.ts';
 import { type RemoteOptions, type Target, remoteTarget, twinTarget } from './target.ts';
 import { type Twin, openTwin } from './twin.ts';
 
 export type { ScenarioContext } from './context.ts';
 export { type MoveRef, loadMove, moveNameOf } from './moves.ts';
+export { DEFAULT_TIME_LIMIT, type TimeLimit } from './limits.ts';
 
 export interface ScenarioDefinition {
   readonly name: string;
@@ -28,10 +38,14 @@ export interface ScenarioDefinition {
   readonly runsOn?: 'twin' | 'any';
   /** Contacts that are not collisions for this scenario (e.g. a gripper closing on its own fingers). */
   readonly contacts?: { toleranceM?: number; allowedPairs?: [string, string][]; resting?: string[] };
+  /** Its time limits (default DEFAULT_TIME_LIMIT; over one, the scenario fails naming the step it was in). */
+  readonly timeLimit?: TimeLimit;
   run(t: ScenarioContext): Promise<void>;
 }
 
+/** Checks what the runner cannot check later (a limit it would otherwise apply wrongly). */
 export function defineScenario(def: ScenarioDefinition): ScenarioDefinition {
+  checkLimit(def.timeLimit, 'defineScenario: timeLimit');
   return def;
 }
 
@@ -49,7 +63,18 @@ export interface RunOptions {
   readonly file?: string;
   /** Physics seed and the like (ServerOptions of the twin). */
   readonly seed?: number;
+  /** Limits for a scenario that sets none of its own (the command line's flags). */
+  readonly timeLimit?: TimeLimit;
+  /** The scenario module's absolute path: its frames in a stack give the line of a failure. */
+  readonly scenarioFile?: string;
+  /** Called when the scenario enters a new step (the runner's watchdog shows the last one). */
+  readonly onStep?: (label: string) => void;
+  /** Called when run(t) starts, the twin ready: the wall limit counts from here. */
+  readonly onBegin?: (robot: string) => void;
 }
+
+/** How long a scenario past its limit gets to unwind before its twin is closed, ms. */
+const UNWIND_MS = 2000;
 
 /** Runs one scenario to its result; never throws (a scenario that throws is an 'error' result). */
 export async function runScenario(
@@ -61,19 +86,24 @@ export async function runScenario(
   const robots = robotsOf(def);
   const robot = opts.robot ?? robots[0]!;
   const results: CheckResult[] = [];
-  const base = {
-    file: opts.file ?? dir,
-    name: def.name,
-    robot,
-    target: opts.url ?? 'twin',
+  const timeLimit = resolveLimit(def.timeLimit, opts.timeLimit);
+  const watch = new ScenarioWatch(timeLimit, { scenarioFile: opts.scenarioFile, onStep: opts.onStep });
+  let failure: ScenarioFailure | undefined;
+  const finish = (): ScenarioResult => {
+    watch.stop();
+    return {
+      file: opts.file ?? dir,
+      name: def.name,
+      robot,
+      target: opts.url ?? 'twin',
+      status: failure ? 'error' : worstStatus(results.map((r) => r.status)),
+      checks: results,
+      ...failure,
+      simSeconds: Math.round(watch.simElapsed * 1000) / 1000,
+      timeLimit,
+      wallSeconds: Math.round((performance.now() - started) / 10) / 100,
+    };
   };
-  const finish = (error?: string): ScenarioResult => ({
-    ...base,
-    status: error ? 'error' : worstStatus(results.map((r) => r.status)),
-    checks: results,
-    ...(error ? { error } : {}),
-    wallSeconds: Math.round((performance.now() - started) / 10) / 100,
-  });
   if (!robots.includes(robot)) {
     results.push(skippedCheck('robot', `written for ${robots.join(', ')}, not ${robot}`));
     return finish();
@@ -84,7 +114,7 @@ export async function runScenario(
   }
   let twin: Twin | undefined;
   let recordsDir: string | undefined;
-  try {
+  const body = async () => {
     const config = await loadRobotConfig(robot);
     const urdf = await loadUrdf(config.urdfPath);
     const rules = contactRules(urdf, {
@@ -100,15 +130,47 @@ export async function runScenario(
     } else {
       recordsDir = await mkdtemp(path.join(os.tmpdir(), 'scenario-records-'));
       twin = await openTwin(robot, { recordsDir, seed: opts.seed ?? 1 });
+      guardAdvance(twin, watch);
       target = twinTarget(twin);
       motors = twin.robot.motors;
     }
-    await def.run(createContext({ robot, target, twin, motors, dir, rules, results }));
-    return finish();
+    watch.begin(() => target.now(), opts.url ? 'target' : 'sim');
+    opts.onBegin?.(robot);
+    const chains = Object.keys(config.chains);
+    const ctx = { robot, target, twin, motors, chains, dir, rules, results, watch };
+    await def.run(createContext({ ...ctx, scenarioFile: opts.scenarioFile }));
+  };
+  const running = body();
+  try {
+    await Promise.race([running, watch.expired]);
   } catch (err) {
-    return finish(err instanceof Error ? `${err.message}` : String(err));
+    failure = describeFailure(err, watch, opts.scenarioFile);
+    // Past a limit the scenario's next call throws: let it unwind before its twin goes.
+    if (err instanceof TimeLimitError && twin) await settled(running, UNWIND_MS);
   } finally {
     await twin?.close();
     if (recordsDir) await rm(recordsDir, { recursive: true, force: true });
   }
+  return finish();
+}
+
+/** The twin's clock moves a second at most at a time, and never past the sim limit, checking both limits. */
+function guardAdvance(twin: Twin, watch: ScenarioWatch): void {
+  const advance = twin.advance.bind(twin);
+  twin.advance = async (seconds: number) => {
+    for (let left = seconds; ;) {
+      watch.check();
+      if (!(left > 1e-9)) return;
+      const chunk = Math.min(left, 1, watch.simLeft + 0.01);
+      await advance(chunk);
+      left -= chunk;
+    }
+  };
+}
+
+/** Waits for `p` to settle, `ms` at most. */
+async function settled(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -1,4 +1,8 @@
-/** The `t` a scenario's run(t) gets: the target's REST API, the twin, and the built-in checks. */
+/**
+ * The `t` a scenario's run(t) gets. Every call enters a step of the scenario's watch (time limits, and the step a
+ * failure names), and a request that waits moves the twin's clock until it is answered.
+ */
+import { parseWait } from '../core/values.ts';
 import type { Move } from '../records/move.ts';
 import type { Motor } from '../robot/motor.ts';
 import type { ContactRules } from './checks/contacts.ts';
@@ -6,7 +10,9 @@ import { type IkOptions, type IkTarget, ikChecks } from './checks/ik.ts';
 import { type MoveCheckOptions, checkMoveOnRemote, checkMoveOnTwin } from './checks/move.ts';
 import { RunObserver } from './checks/observe.ts';
 import { type PrimitiveRunOptions, primitiveRunCheck } from './checks/primitive.ts';
+import { callText } from './args.ts';
 import { CheckRecorder } from './expect.ts';
+import { type ScenarioWatch, TimeLimitError, describeFailure } from './limits.ts';
 import { type MoveRef, loadMove, moveNameOf } from './moves.ts';
 import type { CheckResult } from './result.ts';
 import { type Answer, type Target, ok } from './target.ts';
@@ -14,7 +20,7 @@ import type { Twin } from './twin.ts';
 
 export interface ScenarioContext {
   readonly robot: string;
-  /** The REST API of what the scenario runs on (twin or server). */
+  /** The REST API of what the scenario runs on (twin or server); a POST with `wait: true` moves the twin's time. */
   readonly target: Target;
   /** The twin itself (motors, records, primitives, backend), when running on it. */
   readonly twin: Twin | undefined;
@@ -26,7 +32,7 @@ export interface ScenarioContext {
   readonly dir: string;
   /** Lets time pass on the target (sim time on the twin). */
   wait(seconds: number): Promise<void>;
-  /** Calls a route that must answer 200 and returns its JSON. */
+  /** Calls a route that must answer 200 and returns its JSON; with `wait: true` in the body, time moves until it answers. */
   call(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Record<string, unknown>>;
   /** Hands drag joints on the twin, `{motor: user degrees}` over `duration` sim seconds; resolves when let go. */
   hand(targets: Readonly<Record<string, number>>, duration: number): Promise<void>;
@@ -54,13 +60,39 @@ export interface ContextParts {
   readonly target: Target;
   readonly twin: Twin | undefined;
   readonly motors: readonly Motor[];
+  /** The robot's IK chains. */
+  readonly chains: readonly string[];
   readonly dir: string;
   readonly rules: ContactRules;
   readonly results: CheckResult[];
+  readonly watch: ScenarioWatch;
+  /** The scenario module's absolute path, to find its line in a stack. */
+  readonly scenarioFile?: string;
 }
 
+/** A little more than what is left, so that a request still unanswered at the limit is over it. */
+const OVER_S = 0.05;
+
 export function createContext(p: ContextParts): ScenarioContext {
-  const { target, twin, rules, results } = p;
+  const { twin, rules, results, watch } = p;
+  const raw = p.target;
+  let inCheck: string | undefined;
+  /** Enters the step named by the call; `fn` runs in it, and a limit passed meanwhile wins over its error. */
+  const step = async <T>(name: string, args: readonly unknown[], fn: () => Promise<T>): Promise<T> => {
+    const call = callText(name, args);
+    const s = watch.enter(
+      inCheck === undefined ? call : `t.check(${JSON.stringify(inCheck)}) > ${call}`,
+      new Error(),
+    );
+    try {
+      return await fn();
+    } catch (err) {
+      watch.check();
+      throw err;
+    } finally {
+      s.done = true;
+    }
+  };
   const requireTwin = (): Twin => {
     if (!twin) throw new Error('this part of the scenario needs the twin, not a server by URL');
     return twin;
@@ -70,7 +102,23 @@ export function createContext(p: ContextParts): ScenarioContext {
     results.push(...named);
     return named;
   };
+  const post = (url: string, body: unknown): Promise<Answer> =>
+    body !== null && typeof body === 'object' && parseWait((body as { wait?: unknown }).wait)
+      ? raw.postWaiting(url, body, watch.simLeft + OVER_S)
+      : raw.post(url, body);
   const cardUrl = (name: string, op: string) => `/sim/cards/${encodeURIComponent(name)}/${op}.json`;
+  const target: Target = {
+    kind: raw.kind,
+    label: raw.label,
+    now: () => raw.now(),
+    get: (url) => step('t.target.get', [url], () => raw.get(url)),
+    post: (url, body) => step('t.target.post', [url, body], () => post(url, body)),
+    postWaiting: (url, body, max) =>
+      step('t.target.postWaiting', [url, body, max], () =>
+        raw.postWaiting(url, body, Math.min(max ?? Infinity, watch.simLeft + OVER_S)),
+      ),
+    wait: (s) => step('t.target.wait', [s], () => raw.wait(s)),
+  };
   return {
     robot: p.robot,
     target,
@@ -79,79 +127,95 @@ export function createContext(p: ContextParts): ScenarioContext {
     motors: p.motors,
     dir: p.dir,
     results,
-    wait: (s) => target.wait(s),
+    wait: (s) => step('t.wait', [s], () => raw.wait(s)),
     call: (method, url, body) =>
-      ok(method === 'GET' ? target.get(url) : target.post(url, body), `${method} ${url}`),
-    hand: async (targets, duration) => {
-      const t = requireTwin();
-      let pending = 0;
-      const drags = Object.entries(targets).map(([name, position]) => {
-        const m = t.robot.motor(name);
-        pending++;
-        return t.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
-      });
-      // The hands let go on a physics step at or just after `duration`: move time until they have.
-      for (let waited = 0; pending > 0 && waited < duration + 1; waited += 0.02) await t.advance(0.02);
-      await Promise.all(drags);
-    },
-    cards: {
-      list: () => target.get('/sim/cards/list.json'),
-      show: (name, distance) =>
-        target.post(cardUrl(name, 'show'), distance === undefined ? undefined : { distance }),
-      pose: (name, xyz, rpy) => target.post(cardUrl(name, 'pose'), { xyz, rpy }),
-      hide: (name) => target.post(cardUrl(name, 'hide')),
-    },
-    check: async (name, body) => {
-      const recorder = new CheckRecorder(name);
-      let result: CheckResult;
-      try {
-        await body(recorder);
-        result = recorder.result();
-      } catch (err) {
-        result = {
-          name,
-          status: 'error',
-          summary: (err as Error).message ?? String(err),
-          findings: [],
-          measured: {},
-        };
-      }
-      results.push(result);
-      return result;
-    },
-    loadMove: (ref) => loadMove(typeof ref === 'string' ? { file: ref } : ref, p.dir),
-    checkMove: async (label, move, opts) => {
-      const checks = twin
-        ? await checkMoveOnTwin(twin, rules, moveNameOf(label), move, opts)
-        : await checkMoveOnRemote(target, p.motors, opts?.name ?? moveNameOf(label), move, opts);
-      return add(label, checks);
-    },
-    checkIkTargets: async (chain, targets, opts) => {
-      const observer = twin ? new RunObserver(twin, [], rules) : undefined;
-      try {
-        const checks = await ikChecks(target, chain, targets, opts);
-        return add('', [
-          ...checks,
-          ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${chain}: ${c.name}` })) ?? []),
-        ]);
-      } finally {
-        observer?.stop();
-      }
-    },
-    checkPrimitive: async (name, seconds, opts = {}) => {
-      const observer = twin ? new RunObserver(twin, [], rules) : undefined;
-      try {
-        const run = await primitiveRunCheck(target, name, seconds, {
-          lastError: twin ? (n) => twin.primitives.get(n).lastError : undefined,
-          ...opts,
+      step('t.call', [method, url, body], () =>
+        ok(method === 'GET' ? raw.get(url) : post(url, body), `${method} ${url}`),
+      ),
+    hand: (targets, duration) =>
+      step('t.hand', [targets, duration], async () => {
+        const t = requireTwin();
+        let pending = 0;
+        const drags = Object.entries(targets).map(([name, position]) => {
+          const m = t.robot.motor(name);
+          pending++;
+          return t.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
         });
-        return add('', [
-          run,
-          ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${name}: ${c.name}` })) ?? []),
-        ]);
-      } finally {
-        observer?.stop();
-      }
+        // The hands let go on a physics step at or just after `duration`: move time until they have.
+        for (let waited = 0; pending > 0 && waited < duration + 1; waited += 0.02) await t.advance(0.02);
+        await Promise.all(drags);
+      }),
+    cards: {
+      list: () => step('t.cards.list', [], () => raw.get('/sim/cards/list.json')),
+      show: (name, distance) =>
+        step('t.cards.show', [name, distance], () =>
+          raw.post(cardUrl(name, 'show'), distance === undefined ? undefined : { distance }),
+        ),
+      pose: (name, xyz, rpy) =>
+        step('t.cards.pose', [name, xyz, rpy], () => raw.post(cardUrl(name, 'pose'), { xyz, rpy })),
+      hide: (name) => step('t.cards.hide', [name], () => raw.post(cardUrl(name, 'hide'))),
     },
+    check: (name, body) =>
+      step('t.check', [name], async () => {
+        const recorder = new CheckRecorder(name);
+        let result: CheckResult;
+        inCheck = name;
+        try {
+          await body(recorder);
+          result = recorder.result();
+        } catch (err) {
+          // A time limit stops the scenario; anything else is this check's error.
+          if (err instanceof TimeLimitError) throw err;
+          result = {
+            name,
+            status: 'error',
+            summary: describeFailure(err, watch, p.scenarioFile).error,
+            findings: [],
+            measured: {},
+          };
+        } finally {
+          inCheck = undefined;
+        }
+        results.push(result);
+        return result;
+      }),
+    loadMove: (ref) =>
+      step('t.loadMove', [ref], () => loadMove(typeof ref === 'string' ? { file: ref } : ref, p.dir)),
+    checkMove: (label, move, opts) =>
+      step('t.checkMove', [label], async () => {
+        const checks = twin
+          ? await checkMoveOnTwin(twin, rules, moveNameOf(label), move, opts)
+          : await checkMoveOnRemote(raw, p.motors, opts?.name ?? moveNameOf(label), move, opts);
+        return add(label, checks);
+      }),
+    checkIkTargets: (chain, targets, opts) =>
+      step('t.checkIkTargets', [chain, targets, opts], async () => {
+        const observer = twin ? new RunObserver(twin, [], rules) : undefined;
+        try {
+          const checks = await ikChecks(raw, chain, targets, opts);
+          return add('', [
+            ...checks,
+            ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${chain}: ${c.name}` })) ?? []),
+          ]);
+        } finally {
+          observer?.stop();
+        }
+      }),
+    checkPrimitive: (name, seconds, opts = {}) =>
+      step('t.checkPrimitive', [name, seconds, opts], async () => {
+        const observer = twin ? new RunObserver(twin, [], rules) : undefined;
+        try {
+          const run = await primitiveRunCheck(raw, name, seconds, {
+            lastError: twin ? (n) => twin.primitives.get(n).lastError : undefined,
+            ...opts,
+          });
+          return add('', [
+            run,
+            ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${name}: ${c.name}` })) ?? []),
+          ]);
+        } finally {
+          observer?.stop();
+        }
+      }),
   };
 }

@@ -11,13 +11,13 @@ import { loadRobotConfig } from '../config/robot-config.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { Motor } from '../robot/motor.ts';
 import { loadUrdf } from '../urdf/parse.ts';
+import { ScenarioArgumentError, isNamed, show } from './args.ts';
 import { contactRules } from './checks/contacts.ts';
 import { type ScenarioContext, createContext } from './context.ts';
 import {
   type ScenarioFailure,
   ScenarioWatch,
   type TimeLimit,
-  TimeLimitError,
   checkLimit,
   describeFailure,
   resolveLimit,
@@ -43,8 +43,22 @@ export interface ScenarioDefinition {
   run(t: ScenarioContext): Promise<void>;
 }
 
-/** Checks what the runner cannot check later (a limit it would otherwise apply wrongly). */
+/** Checks the definition (scenario files run untyped): a mistake is an error at the line that defines it. */
 export function defineScenario(def: ScenarioDefinition): ScenarioDefinition {
+  const bad = (what: string) => {
+    throw new ScenarioArgumentError(`defineScenario: ${what}`);
+  };
+  if (typeof def !== 'object' || def === null) bad(`give {name, robot, run}, not ${show(def)}`);
+  if (typeof def.name !== 'string' || !def.name) bad(`name is ${show(def.name)}; give a non-empty string`);
+  const robots: unknown = def.robot;
+  if (
+    !(typeof robots === 'string' && robots) &&
+    !(Array.isArray(robots) && robots.length && robots.every((r) => typeof r === 'string' && r))
+  )
+    bad(`robot is ${show(robots)}; give a robot's name ("ergo-jr") or a list of them`);
+  if (typeof def.run !== 'function') bad(`run is ${show(def.run)}; give async run(t) { ... }`);
+  if (def.runsOn !== undefined && def.runsOn !== 'twin' && def.runsOn !== 'any')
+    bad(`runsOn is ${show(def.runsOn)}; give "twin" or "any"`);
   checkLimit(def.timeLimit, 'defineScenario: timeLimit');
   return def;
 }
@@ -146,7 +160,7 @@ export async function runScenario(
   } catch (err) {
     failure = describeFailure(err, watch, opts.scenarioFile);
     // Past a limit the scenario's next call throws: let it unwind before its twin goes.
-    if (err instanceof TimeLimitError && twin) await settled(running, UNWIND_MS);
+    if (isNamed(err, 'TimeLimitError') && twin) await settled(running, UNWIND_MS);
   } finally {
     await twin?.close();
     if (recordsDir) await rm(recordsDir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
  * A scenario's time limits, in sim time and in wall time, and the step it is in: every API call enters a step, and
  * a scenario over either limit stops with an error naming that step and its line.
  */
-import { ScenarioArgumentError, show } from './args.ts';
+import { ScenarioArgumentError, isNamed, show } from './args.ts';
 import { type Site, siteOf, siteText, userStack } from './where.ts';
 
 export interface TimeLimit {
@@ -184,15 +184,22 @@ export function describeFailure(
   lead = '',
 ): ScenarioFailure {
   const step = watch?.step ? watch.stepText() : undefined;
-  if (err instanceof TimeLimitError) return located(err.name, lead + err.message, err.site, err.step);
+  if (isNamed<TimeLimitError>(err, 'TimeLimitError'))
+    return located(err.name, lead + err.message, err.site, err.step);
   if (!(err instanceof Error))
     return located('thrown value', `${lead}the scenario threw ${show(err)}`, step?.site, step?.label);
-  const own = scenarioFile ? siteOf(err.stack, scenarioFile) : undefined;
-  const site = own ?? step?.site ?? siteOf(err.stack);
-  const plain = err.name === 'Error' || err instanceof ScenarioArgumentError;
-  const stack = err instanceof ScenarioArgumentError ? undefined : userStack(err.stack);
+  // A bad argument: where its call was made. Another error: the scenario's frame in its stack, else the step's.
+  const call = isNamed<ScenarioArgumentError>(err, 'ScenarioArgumentError') ? err.call : undefined;
+  const site =
+    (call && siteOf(call.trace.stack, scenarioFile)) ??
+    (scenarioFile ? siteOf(err.stack, scenarioFile) : undefined) ??
+    step?.site ??
+    siteOf(err.stack);
+  const ours = err.name === 'ScenarioArgumentError';
+  const stack = ours ? undefined : userStack(err.stack);
+  const message = ours || err.name === 'Error' ? err.message : `${err.name}: ${err.message}`;
   return {
-    ...located(err.name, lead + (plain ? err.message : `${err.name}: ${err.message}`), site, step?.label),
+    ...located(err.name, lead + message, site, call?.label ?? step?.label),
     ...(stack ? { stack } : {}),
   };
 }

@@ -44,7 +44,18 @@ describe('scenario runner', function () {
 
   it('finds *.scenario.ts files in folders, and takes any file named', async () => {
     expect(await findScenarios([FIXTURES])).to.deep.equal(
-      ['blocked', 'broken', 'fail', 'forever', 'loop', 'pass', 'wait-call', 'wall'].map(fixture),
+      [
+        'bad-arg',
+        'bad-define',
+        'blocked',
+        'broken',
+        'fail',
+        'forever',
+        'loop',
+        'pass',
+        'wait-call',
+        'wall',
+      ].map(fixture),
     );
     const helper = path.join(import.meta.dirname, 'helpers.ts');
     expect(await findScenarios([helper, fixture('pass')])).to.deep.equal([helper, fixture('pass')].sort());

@@ -4,24 +4,31 @@
  * (t.checkMove, t.checkIkTargets, t.checkPrimitive) or its own (t.check with expect-style helpers).
  * With `runsOn: 'any'` the same scenario can run against a server by URL, for the checks that only read or replay.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
-import { type Move, parseMoveFile } from '../records/move.ts';
-import { RecordStore } from '../records/store.ts';
 import { Motor } from '../robot/motor.ts';
 import { loadUrdf } from '../urdf/parse.ts';
-import { type ContactRules, contactRules } from './checks/contacts.ts';
-import { type IkOptions, type IkTarget, ikChecks } from './checks/ik.ts';
-import { type MoveCheckOptions, checkMoveOnRemote, checkMoveOnTwin } from './checks/move.ts';
-import { RunObserver } from './checks/observe.ts';
-import { type PrimitiveRunOptions, primitiveRunCheck } from './checks/primitive.ts';
-import { CheckRecorder } from './expect.ts';
+import { ScenarioArgumentError, isNamed, show } from './args.ts';
+import { contactRules } from './checks/contacts.ts';
+import { type ScenarioContext, createContext } from './context.ts';
+import {
+  type ScenarioFailure,
+  ScenarioWatch,
+  type TimeLimit,
+  checkLimit,
+  describeFailure,
+  resolveLimit,
+} from './limits.ts';
 import { type CheckResult, type ScenarioResult, skippedCheck, worstStatus } from './result.ts';
-import { type Answer, type RemoteOptions, type Target, ok, remoteTarget, twinTarget } from './target.ts';
+import { type RemoteOptions, type Target, remoteTarget, twinTarget } from './target.ts';
 import { type Twin, openTwin } from './twin.ts';
+
+export type { ScenarioContext } from './context.ts';
+export { type MoveRef, loadMove, moveNameOf } from './moves.ts';
+export { DEFAULT_TIME_LIMIT, type TimeLimit } from './limits.ts';
 
 export interface ScenarioDefinition {
   readonly name: string;
@@ -31,59 +38,33 @@ export interface ScenarioDefinition {
   readonly runsOn?: 'twin' | 'any';
   /** Contacts that are not collisions for this scenario (e.g. a gripper closing on its own fingers). */
   readonly contacts?: { toleranceM?: number; allowedPairs?: [string, string][]; resting?: string[] };
+  /** Its time limits (default DEFAULT_TIME_LIMIT; over one, the scenario fails naming the step it was in). */
+  readonly timeLimit?: TimeLimit;
   run(t: ScenarioContext): Promise<void>;
 }
 
+/** Checks the definition (scenario files run untyped): a mistake is an error at the line that defines it. */
 export function defineScenario(def: ScenarioDefinition): ScenarioDefinition {
+  const bad = (what: string) => {
+    throw new ScenarioArgumentError(`defineScenario: ${what}`);
+  };
+  if (typeof def !== 'object' || def === null) bad(`give {name, robot, run}, not ${show(def)}`);
+  if (typeof def.name !== 'string' || !def.name) bad(`name is ${show(def.name)}; give a non-empty string`);
+  const robots: unknown = def.robot;
+  if (
+    !(typeof robots === 'string' && robots) &&
+    !(Array.isArray(robots) && robots.length && robots.every((r) => typeof r === 'string' && r))
+  )
+    bad(`robot is ${show(robots)}; give a robot's name ("ergo-jr") or a list of them`);
+  if (typeof def.run !== 'function') bad(`run is ${show(def.run)}; give async run(t) { ... }`);
+  if (def.runsOn !== undefined && def.runsOn !== 'twin' && def.runsOn !== 'any')
+    bad(`runsOn is ${show(def.runsOn)}; give "twin" or "any"`);
+  checkLimit(def.timeLimit, 'defineScenario: timeLimit');
   return def;
 }
 
 export function robotsOf(def: ScenarioDefinition): readonly string[] {
   return typeof def.robot === 'string' ? [def.robot] : def.robot;
-}
-
-export interface MoveRef {
-  /** A pypot .record file (relative to the scenario file), or a move name in `recordsDir`. */
-  readonly file?: string;
-  readonly name?: string;
-  readonly recordsDir?: string;
-}
-
-export interface ScenarioContext {
-  readonly robot: string;
-  /** The REST API of what the scenario runs on (twin or server). */
-  readonly target: Target;
-  /** The twin itself (motors, records, primitives, backend), when running on it. */
-  readonly twin: Twin | undefined;
-  /** The twin, or an error saying this part needs it. */
-  requireTwin(): Twin;
-  /** The robot's motors (limits, servo models); on a remote server, as the robot config describes them. */
-  readonly motors: readonly Motor[];
-  /** The folder of the scenario file, for its data files. */
-  readonly dir: string;
-  /** Lets time pass on the target (sim time on the twin). */
-  wait(seconds: number): Promise<void>;
-  /** Calls a route that must answer 200 and returns its JSON. */
-  call(method: 'GET' | 'POST', url: string, body?: unknown): Promise<Record<string, unknown>>;
-  /** Hands drag joints on the twin, `{motor: user degrees}` over `duration` sim seconds; resolves when let go. */
-  hand(targets: Readonly<Record<string, number>>, duration: number): Promise<void>;
-  /** The sim's marker cards (routes of the vision work: GET /sim/cards/list.json, show, pose, hide). */
-  readonly cards: {
-    list(): Promise<Answer>;
-    show(name: string, distance?: number): Promise<Answer>;
-    pose(name: string, xyz: readonly number[], rpy: readonly number[]): Promise<Answer>;
-    hide(name: string): Promise<Answer>;
-  };
-  /** Declares a check of the scenario's own: `c.expect(value, 'what').toBeAtMost(limit, {unit, time})`. */
-  check(name: string, body: (c: CheckRecorder) => void | Promise<void>): Promise<CheckResult>;
-  loadMove(ref: MoveRef | string): Promise<Move>;
-  /** Every check of a move (prefixed "<label>: "). On a server the move must already be there by that name. */
-  checkMove(label: string, move: Move, opts?: MoveCheckOptions & { name?: string }): Promise<CheckResult[]>;
-  checkIkTargets(chain: string, targets: readonly IkTarget[], opts?: IkOptions): Promise<CheckResult[]>;
-  /** Runs a primitive for `seconds`: no error, still running at the end; on the twin, no collision either. */
-  checkPrimitive(name: string, seconds: number, opts?: PrimitiveRunOptions): Promise<CheckResult[]>;
-  /** The checks declared so far. */
-  readonly results: readonly CheckResult[];
 }
 
 export interface RunOptions {
@@ -96,7 +77,18 @@ export interface RunOptions {
   readonly file?: string;
   /** Physics seed and the like (ServerOptions of the twin). */
   readonly seed?: number;
+  /** Limits for a scenario that sets none of its own (the command line's flags). */
+  readonly timeLimit?: TimeLimit;
+  /** The scenario module's absolute path: its frames in a stack give the line of a failure. */
+  readonly scenarioFile?: string;
+  /** Called when the scenario enters a new step (the runner's watchdog shows the last one). */
+  readonly onStep?: (label: string) => void;
+  /** Called when run(t) starts, the twin ready: the wall limit counts from here. */
+  readonly onBegin?: (robot: string) => void;
 }
+
+/** How long a scenario past its limit gets to unwind before its twin is closed, ms. */
+const UNWIND_MS = 2000;
 
 /** Runs one scenario to its result; never throws (a scenario that throws is an 'error' result). */
 export async function runScenario(
@@ -108,19 +100,24 @@ export async function runScenario(
   const robots = robotsOf(def);
   const robot = opts.robot ?? robots[0]!;
   const results: CheckResult[] = [];
-  const base = {
-    file: opts.file ?? dir,
-    name: def.name,
-    robot,
-    target: opts.url ?? 'twin',
+  const timeLimit = resolveLimit(def.timeLimit, opts.timeLimit);
+  const watch = new ScenarioWatch(timeLimit, { scenarioFile: opts.scenarioFile, onStep: opts.onStep });
+  let failure: ScenarioFailure | undefined;
+  const finish = (): ScenarioResult => {
+    watch.stop();
+    return {
+      file: opts.file ?? dir,
+      name: def.name,
+      robot,
+      target: opts.url ?? 'twin',
+      status: failure ? 'error' : worstStatus(results.map((r) => r.status)),
+      checks: results,
+      ...failure,
+      simSeconds: Math.round(watch.simElapsed * 1000) / 1000,
+      timeLimit,
+      wallSeconds: Math.round((performance.now() - started) / 10) / 100,
+    };
   };
-  const finish = (error?: string): ScenarioResult => ({
-    ...base,
-    status: error ? 'error' : worstStatus(results.map((r) => r.status)),
-    checks: results,
-    ...(error ? { error } : {}),
-    wallSeconds: Math.round((performance.now() - started) / 10) / 100,
-  });
   if (!robots.includes(robot)) {
     results.push(skippedCheck('robot', `written for ${robots.join(', ')}, not ${robot}`));
     return finish();
@@ -131,7 +128,7 @@ export async function runScenario(
   }
   let twin: Twin | undefined;
   let recordsDir: string | undefined;
-  try {
+  const body = async () => {
     const config = await loadRobotConfig(robot);
     const urdf = await loadUrdf(config.urdfPath);
     const rules = contactRules(urdf, {
@@ -147,140 +144,47 @@ export async function runScenario(
     } else {
       recordsDir = await mkdtemp(path.join(os.tmpdir(), 'scenario-records-'));
       twin = await openTwin(robot, { recordsDir, seed: opts.seed ?? 1 });
+      guardAdvance(twin, watch);
       target = twinTarget(twin);
       motors = twin.robot.motors;
     }
-    await def.run(createContext({ robot, target, twin, motors, dir, rules, results }));
-    return finish();
+    watch.begin(() => target.now(), opts.url ? 'target' : 'sim');
+    opts.onBegin?.(robot);
+    const chains = Object.keys(config.chains);
+    const ctx = { robot, target, twin, motors, chains, dir, rules, results, watch };
+    await def.run(createContext({ ...ctx, scenarioFile: opts.scenarioFile }));
+  };
+  const running = body();
+  try {
+    await Promise.race([running, watch.expired]);
   } catch (err) {
-    return finish(err instanceof Error ? `${err.message}` : String(err));
+    failure = describeFailure(err, watch, opts.scenarioFile);
+    // Past a limit the scenario's next call throws: let it unwind before its twin goes.
+    if (isNamed(err, 'TimeLimitError') && twin) await settled(running, UNWIND_MS);
   } finally {
     await twin?.close();
     if (recordsDir) await rm(recordsDir, { recursive: true, force: true });
   }
+  return finish();
 }
 
-function createContext(p: {
-  robot: string;
-  target: Target;
-  twin: Twin | undefined;
-  motors: readonly Motor[];
-  dir: string;
-  rules: ContactRules;
-  results: CheckResult[];
-}): ScenarioContext {
-  const { target, twin, rules, results } = p;
-  const requireTwin = (): Twin => {
-    if (!twin) throw new Error('this part of the scenario needs the twin, not a server by URL');
-    return twin;
-  };
-  const add = (prefix: string, checks: CheckResult[]): CheckResult[] => {
-    const named = checks.map((c) => ({ ...c, name: prefix ? `${prefix}: ${c.name}` : c.name }));
-    results.push(...named);
-    return named;
-  };
-  const cardUrl = (name: string, op: string) => `/sim/cards/${encodeURIComponent(name)}/${op}.json`;
-  return {
-    robot: p.robot,
-    target,
-    twin,
-    requireTwin,
-    motors: p.motors,
-    dir: p.dir,
-    results,
-    wait: (s) => target.wait(s),
-    call: (method, url, body) =>
-      ok(method === 'GET' ? target.get(url) : target.post(url, body), `${method} ${url}`),
-    hand: async (targets, duration) => {
-      const t = requireTwin();
-      let pending = 0;
-      const drags = Object.entries(targets).map(([name, position]) => {
-        const m = t.robot.motor(name);
-        pending++;
-        return t.simulation!.hand.drag(m.id, m.toRaw(position), duration).finally(() => pending--);
-      });
-      // The hands let go on a physics step at or just after `duration`: move time until they have.
-      for (let waited = 0; pending > 0 && waited < duration + 1; waited += 0.02) await t.advance(0.02);
-      await Promise.all(drags);
-    },
-    cards: {
-      list: () => target.get('/sim/cards/list.json'),
-      show: (name, distance) =>
-        target.post(cardUrl(name, 'show'), distance === undefined ? undefined : { distance }),
-      pose: (name, xyz, rpy) => target.post(cardUrl(name, 'pose'), { xyz, rpy }),
-      hide: (name) => target.post(cardUrl(name, 'hide')),
-    },
-    check: async (name, body) => {
-      const recorder = new CheckRecorder(name);
-      let result: CheckResult;
-      try {
-        await body(recorder);
-        result = recorder.result();
-      } catch (err) {
-        result = {
-          name,
-          status: 'error',
-          summary: (err as Error).message ?? String(err),
-          findings: [],
-          measured: {},
-        };
-      }
-      results.push(result);
-      return result;
-    },
-    loadMove: (ref) => loadMove(typeof ref === 'string' ? { file: ref } : ref, p.dir),
-    checkMove: async (label, move, opts) => {
-      const checks = twin
-        ? await checkMoveOnTwin(twin, rules, moveNameOf(label), move, opts)
-        : await checkMoveOnRemote(target, p.motors, opts?.name ?? moveNameOf(label), move, opts);
-      return add(label, checks);
-    },
-    checkIkTargets: async (chain, targets, opts) => {
-      const observer = twin ? new RunObserver(twin, [], rules) : undefined;
-      try {
-        const checks = await ikChecks(target, chain, targets, opts);
-        return add('', [
-          ...checks,
-          ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${chain}: ${c.name}` })) ?? []),
-        ]);
-      } finally {
-        observer?.stop();
-      }
-    },
-    checkPrimitive: async (name, seconds, opts = {}) => {
-      const observer = twin ? new RunObserver(twin, [], rules) : undefined;
-      try {
-        const run = await primitiveRunCheck(target, name, seconds, {
-          lastError: twin ? (n) => twin.primitives.get(n).lastError : undefined,
-          ...opts,
-        });
-        return add('', [
-          run,
-          ...(observer?.collisions(rules).map((c) => ({ ...c, name: `${name}: ${c.name}` })) ?? []),
-        ]);
-      } finally {
-        observer?.stop();
-      }
-    },
+/** The twin's clock moves a second at most at a time, and never past the sim limit, checking both limits. */
+function guardAdvance(twin: Twin, watch: ScenarioWatch): void {
+  const advance = twin.advance.bind(twin);
+  twin.advance = async (seconds: number) => {
+    for (let left = seconds; ;) {
+      watch.check();
+      if (!(left > 1e-9)) return;
+      const chunk = Math.min(left, 1, watch.simLeft + 0.01);
+      await advance(chunk);
+      left -= chunk;
+    }
   };
 }
 
-/** The label as a move name (the twin saves the move under it; on a server, the name it is installed as). */
-export function moveNameOf(label: string): string {
-  return (
-    label
-      .replace(/[^A-Za-z0-9_.-]+/g, '_')
-      .replace(/^[^A-Za-z0-9]+/, '')
-      .slice(0, 64) || 'move'
-  );
-}
-
-/** A move from a .record file (relative to `dir`) or by name from a records directory (default ./records). */
-export async function loadMove(ref: MoveRef, dir: string): Promise<Move> {
-  if (ref.file) {
-    const file = path.resolve(dir, ref.file);
-    return parseMoveFile(await readFile(file, 'utf8'), path.basename(file));
-  }
-  if (!ref.name) throw new Error('a move reference needs a file or a name');
-  return new RecordStore(path.resolve(ref.recordsDir ?? 'records')).load(ref.name);
+/** Waits for `p` to settle, `ms` at most. */
+async function settled(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

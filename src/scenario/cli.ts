@@ -1,10 +1,12 @@
 /**
  * npm run scenario -- <files or folders> [--robot <name>] [--url <server>] [--json out.json] [--junit out.xml]
- *   [--shard <i>/<n>]; or --merge <part reports...> --json <whole.json> (the parts' JSON reports as one).
+ *   [--shard <i>/<n>] [--sim-limit <s>] [--wall-limit <s>]; or --merge <part reports...> --json <whole.json>
+ *   (the parts' JSON reports as one).
  * Exit code 0 only when every check of every scenario passes; 1 when one fails; 2 for bad usage.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
+import { DEFAULT_TIME_LIMIT, type TimeLimit } from './limits.ts';
 import { failureList, jsonReport, junitReport, summarize, summaryTable } from './report.ts';
 import { findScenarios, runScenarios } from './runner.ts';
 import { type Shard, mergeJsonReports, parseShard, shardFiles } from './shard.ts';
@@ -19,6 +21,14 @@ const program = new Command()
   .option('--junit <file>', 'write JUnit XML here')
   .option('--jobs <n>', 'scenarios run at once (default: the number of cores)', (v) => Number.parseInt(v, 10))
   .option('--shard <i/n>', 'run only the i-th of n disjoint parts of the suite (CI matrix, indexed Job)')
+  .option(
+    '--sim-limit <s>',
+    `sim seconds a scenario may use, unless it sets its own timeLimit (default ${DEFAULT_TIME_LIMIT.simSeconds})`,
+  )
+  .option(
+    '--wall-limit <s>',
+    `real seconds a scenario may take, unless it sets its own timeLimit (default ${DEFAULT_TIME_LIMIT.wallSeconds})`,
+  )
   .option('--merge', "the paths are parts' JSON reports: write them as one report (--json) and exit")
   .showHelpAfterError();
 
@@ -31,10 +41,24 @@ const opts = program.opts<{
   jobs?: number;
   shard?: string;
   merge?: boolean;
+  simLimit?: string;
+  wallLimit?: string;
 }>();
+/** A flag's seconds: a number > 0. */
+const seconds = (flag: string, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) throw new Error(`${flag} takes seconds, a number > 0, not "${v}"`);
+  return n;
+};
 let shard: Shard | undefined;
+let timeLimit: TimeLimit | undefined;
 try {
   shard = opts.shard === undefined ? undefined : parseShard(opts.shard);
+  timeLimit = {
+    simSeconds: seconds('--sim-limit', opts.simLimit),
+    wallSeconds: seconds('--wall-limit', opts.wallLimit),
+  };
 } catch (err) {
   console.error(`error: ${(err as Error).message}`);
   process.exit(2);
@@ -68,7 +92,7 @@ if (shard) {
   console.log(`shard ${shard.index}/${shard.count}: ${files.length} scenario file(s)`);
 }
 const started = performance.now();
-const results = await runScenarios(files, { robot: opts.robot, url: opts.url, jobs: opts.jobs });
+const results = await runScenarios(files, { robot: opts.robot, url: opts.url, jobs: opts.jobs, timeLimit });
 console.log(`\n${summaryTable(results, process.stdout.columns ?? 200)}`);
 const failures = failureList(results);
 if (failures) console.log(`\nFailures:\n${failures}`);

@@ -72,7 +72,11 @@ function clip(s: string, n: number): string {
 export function failureList(results: readonly ScenarioResult[]): string {
   const out: string[] = [];
   for (const r of results) {
-    if (r.error) out.push(`${r.name} [${r.robot}] (${r.file}): ERROR ${r.error}`);
+    if (r.error) {
+      out.push(`${r.name} [${r.robot}] (${r.file}): ERROR ${r.error}`);
+      if (r.step && !r.error.includes(r.step)) out.push(`  - last step: ${r.step}`);
+      for (const line of r.stack?.split('\n') ?? []) out.push(`  ${line}`);
+    }
     for (const c of r.checks) {
       if (c.status !== 'fail' && c.status !== 'error') continue;
       out.push(
@@ -83,6 +87,16 @@ export function failureList(results: readonly ScenarioResult[]): string {
     }
   }
   return out.join('\n');
+}
+
+/** A stopped scenario in full: the error, the step it was in, the stack of the user's code. */
+function errorText(r: ScenarioResult): string {
+  return [
+    r.error,
+    ...(r.step ? [`step: ${r.step}`] : []),
+    ...(r.location ? [`at ${r.location.file}:${r.location.line}:${r.location.column}`] : []),
+    ...(r.stack ? [r.stack] : []),
+  ].join('\n');
 }
 
 /** Characters XML 1.0 cannot carry at all (control characters but tab, newline, return; lone surrogates). */
@@ -155,7 +169,7 @@ export function junitReport(results: readonly ScenarioResult[], timestamp = new 
     if (r.error) {
       lines.push(
         `    <testcase name="scenario" classname="${classname}" time="${r.wallSeconds.toFixed(3)}">`,
-        `      <error message="${xml(r.error)}" type="ScenarioError">${xml(r.error)}</error>`,
+        `      <error message="${xml(r.error)}" type="${xml(r.errorType ?? 'ScenarioError')}">${xml(errorText(r))}</error>`,
         '    </testcase>',
       );
     }

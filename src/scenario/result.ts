@@ -40,8 +40,23 @@ export interface ScenarioResult {
   readonly target: string;
   readonly status: CheckStatus;
   readonly checks: readonly CheckResult[];
-  /** Why the scenario itself could not run (load error, exception outside a check). */
+  /**
+   * Why the scenario stopped (load error, error thrown outside a check, bad argument, time limit), led by the
+   * scenario's file and line when known: "scenarios/x.scenario.ts:12: ...".
+   */
   readonly error?: string;
+  /** The error's class: TimeLimitError, ScenarioArgumentError, Error, TypeError... */
+  readonly errorType?: string;
+  /** Where the scenario was when it stopped. */
+  readonly location?: { readonly file: string; readonly line: number; readonly column: number };
+  /** The step it was in or had last begun: a check or an API call with its arguments. */
+  readonly step?: string;
+  /** The frames of the user's code, for an error it threw. */
+  readonly stack?: string;
+  /** Seconds of the target's time the scenario used (sim time on the twin). */
+  readonly simSeconds?: number;
+  /** The limits it ran under. */
+  readonly timeLimit?: { readonly simSeconds: number; readonly wallSeconds: number };
   /** Wall seconds (not part of the deterministic figures). */
   readonly wallSeconds: number;
 }
@@ -96,7 +111,8 @@ export function at(time: number | undefined): string {
 /** The result of a scenario file that could not run (did not load, or its process died). */
 export function jobError(
   job: { readonly file: string; readonly robot?: string; readonly url?: string },
-  why: string,
+  why:
+    string | (Pick<ScenarioResult, 'errorType' | 'location' | 'step' | 'stack'> & { readonly error: string }),
   wallMs = 0,
 ): ScenarioResult {
   return {
@@ -106,7 +122,7 @@ export function jobError(
     target: job.url ?? 'twin',
     status: 'error',
     checks: [],
-    error: why,
+    ...(typeof why === 'string' ? { error: why } : why),
     wallSeconds: Math.round(wallMs / 10) / 100,
   };
 }

@@ -10,7 +10,7 @@ export interface Twin extends RobotServer {
   advance(seconds: number): Promise<void>;
   get(url: string): Promise<LightMyRequestResponse>;
   post(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
-  /** Sends a request and advances sim time until it is answered (for `wait: true` requests). */
+  /** Sends a request and advances sim time (through `advance`) until it is answered (`wait: true` requests). */
   untilAnswered(
     request: Promise<LightMyRequestResponse>,
     maxSeconds?: number,
@@ -38,7 +38,7 @@ export async function openTwin(robot: string, opts: Partial<ServerOptions> = {})
     untilAnswered: async (request: Promise<LightMyRequestResponse>, maxSeconds = 30, step = 0.05) => {
       let answer: LightMyRequestResponse | undefined;
       void request.then((r) => (answer = r));
-      for (let t = 0; t < maxSeconds && !answer; t += step) await sim.advance(step);
+      for (let t = 0; t < maxSeconds && !answer; t += step) await twin.advance(step);
       await new Promise((r) => setImmediate(r));
       if (!answer) throw new Error(`no answer within ${maxSeconds} s of sim time`);
       return answer;

@@ -1,4 +1,5 @@
 /** Moves and motors for the scenario tests, made by code. */
+import { readFile } from 'node:fs/promises';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { modelSpec } from '../../src/dynamixel/registers.ts';
 import { type Move, createMove } from '../../src/records/move.ts';
@@ -35,4 +36,12 @@ export function gentleErgoMove(seconds = 2): Move {
     m1: 30 * bump(t / seconds),
     m4: 40 * bump(t / seconds),
   }));
+}
+
+/** The 1-based line of `file` holding `snippet` once (lines calling lineOf aside): where a report should point. */
+export async function lineOf(file: string, snippet: string): Promise<number> {
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  const found = lines.flatMap((l, i) => (l.includes(snippet) && !l.includes('lineOf(') ? [i + 1] : []));
+  if (found.length !== 1) throw new Error(`"${snippet}" is ${found.length} times in ${file}, not once`);
+  return found[0]!;
 }

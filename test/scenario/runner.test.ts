@@ -43,7 +43,20 @@ describe('scenario runner', function () {
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('finds *.scenario.ts files in folders, and takes any file named', async () => {
-    expect(await findScenarios([FIXTURES])).to.deep.equal(['broken', 'fail', 'pass'].map(fixture));
+    expect(await findScenarios([FIXTURES])).to.deep.equal(
+      [
+        'bad-arg',
+        'bad-define',
+        'blocked',
+        'broken',
+        'fail',
+        'forever',
+        'loop',
+        'pass',
+        'wait-call',
+        'wall',
+      ].map(fixture),
+    );
     const helper = path.join(import.meta.dirname, 'helpers.ts');
     expect(await findScenarios([helper, fixture('pass')])).to.deep.equal([helper, fixture('pass')].sort());
     const scenarios = await findScenarios([path.join(ROOT, 'scenarios')]);
@@ -98,7 +111,7 @@ describe('scenario runner', function () {
     expect(limits.findings[0]!.margin).to.be.closeTo(20, 1e-9);
     expect(report.scenarios.find((s) => s.name === 'fixture: broken')).to.include({
       status: 'error',
-      error: 'the scenario script broke <here> & "there"',
+      error: 'test/scenario/fixtures/broken.scenario.ts:9: the scenario script broke <here> & "there"',
     });
 
     const xml = await readFile(junit, 'utf8');

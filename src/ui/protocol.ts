@@ -32,6 +32,8 @@ export interface MotorDescription {
 export interface RobotDescription {
   readonly type: 'hello';
   readonly robot: string;
+  /** A classroom twin's name (its page's title shows it); null for a robot served alone. */
+  readonly name: string | null;
   readonly backend: 'sim' | 'real';
   readonly motors: readonly MotorDescription[];
   readonly chains: readonly string[];

@@ -78,7 +78,7 @@ export interface RobotState {
   readonly records: { readonly recording: string[]; readonly playing: string[] };
   /** Markers the camera sees; null when the robot has no detector. */
   readonly markers: readonly StreamMarker[] | null;
-  /** Shadow mode's comparison (README "The twin beside the robot"); null without it. */
+  /** Shadow mode's comparison (docs/shadow.md); null without it. */
   readonly shadow: StreamShadow | null;
 }
 

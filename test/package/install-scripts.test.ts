@@ -1,7 +1,7 @@
 /**
  * npm 11 ends an install with a warning listing the dependencies whose install scripts package.json's
  * `allowScripts` does not cover. Every locked package with an install script has its entry there, so `npm ci` stays
- * quiet, and a new one fails here, to be reviewed (README, "Install").
+ * quiet, and a new one fails here, to be reviewed (README, "Install and run").
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -130,7 +130,10 @@ export class Page {
     let code: number | null | undefined;
     const closed = new Promise<void>((resolve) => {
       child.on('error', (err) => {
-        stderr += err.message;
+        stderr +=
+          (err as NodeJS.ErrnoException).code === 'ENOENT'
+            ? `${cmd} is not installed: sudo apt-get install ${cmd} (.ci/run does)`
+            : err.message;
         code = null;
         resolve();
       });

@@ -1,4 +1,4 @@
-# poppy-twin: the REST server and its twins (README "Kubernetes"). Two stages: the production dependencies are
+# poppy-twin: the REST server and its twins (docs/classroom.md, "Kubernetes"). Two stages: the production dependencies are
 # installed in the first (no `prepare` there: the sources are not in that stage); the final image has them, the
 # sources, the build made from them (scripts/build.js, dist/), no dev dependency, and runs the build as `node`.
 FROM node:20-bookworm-slim AS deps

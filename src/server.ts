@@ -87,6 +87,8 @@ export interface ServerOptions {
   readonly camera?: string;
   /** Sim only: step with other twins in this shared scheduler (a classroom) instead of a loop of its own. */
   readonly scheduler?: WorldScheduler;
+  /** A classroom twin's name: its web view's title and its index page show it. */
+  readonly name?: string;
   /** Labels on every metric series of this server (a classroom twin's `twin`). */
   readonly metricsLabels?: Readonly<Record<string, string>>;
   /** Real only: run the physics twin beside the robot and compare them (also the robot config's `shadow`). */
@@ -303,6 +305,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     },
     markers: markers && { latest: () => markers.latest().markers },
     shadow: shadow && { latest: () => shadowForStream(shadow, robot) },
+    name: opts.name,
   });
   routes.push(...view.routes);
   const app = buildApp({
@@ -310,7 +313,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     logger,
     access: opts.access,
     onRefused: (kind) => metrics.refused(kind),
-    title: `Poppy ${config.name}`,
+    title: opts.name ? `${opts.name} (Poppy ${config.name})` : `Poppy ${config.name}`,
     profile,
     changes,
     timeouts: opts.timeouts,

@@ -68,6 +68,7 @@ export async function startTwins(
         speed,
         recordsDir: path.join(recordsDir, spec.name),
         scheduler,
+        name: spec.name,
         metricsLabels: { twin: spec.name },
         logger: prefixed(logger, spec.name),
       }),

@@ -37,6 +37,7 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 function card(t) {
   const el = document.createElement('div');
   el.className = 'twin';
+  el.title = t.name + ' (Poppy ' + t.robot + ')'; // as the tab of the twin's own view
   el.innerHTML = '<h2><a></a><span class="rtf"></span></h2><canvas width="220" height="90"></canvas><div class="meta"></div>';
   const link = el.querySelector('a');
   link.href = t.url + 'ui/';

@@ -6,7 +6,7 @@
  * program started in the background of a shell is stopped by the terminal when it reads from it.
  */
 import { pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { createInterface } from 'node:readline';
 import { type EmulatedBus, type Faults, noFaults } from './bus.ts';
@@ -182,6 +182,11 @@ async function main(argv: string[]): Promise<void> {
       },
     )
     .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)
+    .addOption(
+      new Option('--wire <kind>', "who holds the pty's master: this process, or a socat relay")
+        .choices(['native', 'socat'])
+        .default('native'),
+    )
     .option(
       '--console',
       'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, block=2@30, weak=3:off, clear, status',
@@ -199,6 +204,7 @@ async function main(argv: string[]): Promise<void> {
     baud?: number;
     faults?: Partial<Faults>;
     seed: number;
+    wire: 'native' | 'socat';
     console?: boolean;
   }>();
   let emulator;
@@ -213,6 +219,7 @@ async function main(argv: string[]): Promise<void> {
       faults: opts.faults,
       seed: opts.seed,
       scheduling: EMULATOR_SCHEDULING,
+      wire: opts.wire,
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -2,7 +2,7 @@
  * One emulated servo's control table: bytes at the addresses of src/dynamixel/control-table.ts. The registers the twin
  * simulates (positions, speeds, gains, torque...) live in the sim's servo behind its MotorBus; the others (return
  * delay, status return level, limits, id, baud...) in this memory. What the e-manuals say of each item's behaviour
- * and where this follows them: README "The bus emulator".
+ * and where this follows them: docs/emulator.md, "What the emulator models".
  */
 import type { MotorBus } from '../core/backend.ts';
 import {

@@ -17,6 +17,7 @@ const table = z
 export const robotDescriptionAnswer = z.object({
   type: z.literal('hello'),
   robot: z.string(),
+  name: z.string().nullable().meta({ description: "a classroom twin's name; null for a robot served alone" }),
   backend: z.enum(['sim', 'real']),
   motors: z.array(
     z.object({

@@ -19,6 +19,7 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { robotDescriptionAnswer, sceneAnswer, stateAnswer } from './answers.ts';
 import { BROWSER_DIR, BrowserBundle } from './bundle.ts';
 import { MAX_RATE, type RobotDescription } from './protocol.ts';
+import { type ViewTitle, viewTitle } from './title.ts';
 import {
   type MarkerProvider,
   type ShadowProvider,
@@ -42,6 +43,8 @@ export interface UiOptions {
   /** Shadow mode's comparison; without it the state's `shadow` is null. */
   readonly shadow?: ShadowProvider;
   readonly stream?: StreamOptions;
+  /** A classroom twin's name, shown in the page's title. */
+  readonly name?: string;
 }
 
 export interface WebView {
@@ -59,7 +62,7 @@ const STREAM_PATH = '/stream/state';
 
 export async function createWebView(opts: UiOptions): Promise<WebView> {
   const { robot, primitives, markers, shadow } = opts;
-  const description = describeRobot(robot, opts.chains, opts.features);
+  const description = describeRobot(robot, opts.chains, opts.features, opts.name ?? null);
   const hello = JSON.stringify(description);
   const stream = new StateStream(
     {
@@ -69,10 +72,11 @@ export async function createWebView(opts: UiOptions): Promise<WebView> {
     opts.stream,
   );
   const bundle = new BrowserBundle();
-  const [page, style] = await Promise.all([
+  const [template, style] = await Promise.all([
     readFile(`${BROWSER_DIR}index.html`, 'utf8'),
     readFile(`${BROWSER_DIR}style.css`, 'utf8'),
   ]);
+  const page = titled(template, viewTitle(description));
   const world = sceneDescription(robot, opts.urdf);
   // Documented and listed like the others; served by the WebSocket plugin (registerStream), never by this handler.
   const streamRoute: RouteSpec = {
@@ -209,6 +213,14 @@ function parseMessage(text: string): { rate: number } {
   if (typeof message !== 'object' || message === null || !('rate' in message))
     throw badRequest('the only message a viewer sends is its rate', MESSAGE_TIP, text.slice(0, 80));
   return { rate: parseRate(message.rate) };
+}
+
+/** The page with its title and heading filled in (the script sets the same ones once it runs). */
+function titled(page: string, title: ViewTitle): string {
+  const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return page
+    .replace(/<title>[^<]*<\/title>/, `<title>${esc(title.tab)}</title>`)
+    .replace(/(<h1 id="title">)[^<]*(<\/h1>)/, `$1${esc(title.heading)}$2`);
 }
 
 /** Set by a classroom's main port when it serves a twin under `/twins/<name>/` (src/classroom/). */

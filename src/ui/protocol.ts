@@ -32,6 +32,8 @@ export interface MotorDescription {
 export interface RobotDescription {
   readonly type: 'hello';
   readonly robot: string;
+  /** A classroom twin's name (its page's title shows it); null for a robot served alone. */
+  readonly name: string | null;
   readonly backend: 'sim' | 'real';
   readonly motors: readonly MotorDescription[];
   readonly chains: readonly string[];
@@ -76,7 +78,7 @@ export interface RobotState {
   readonly records: { readonly recording: string[]; readonly playing: string[] };
   /** Markers the camera sees; null when the robot has no detector. */
   readonly markers: readonly StreamMarker[] | null;
-  /** Shadow mode's comparison (README "The twin beside the robot"); null without it. */
+  /** Shadow mode's comparison (docs/shadow.md); null without it. */
   readonly shadow: StreamShadow | null;
 }
 

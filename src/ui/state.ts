@@ -33,11 +33,13 @@ export function describeRobot(
   robot: Robot,
   chains: readonly string[],
   features: RobotDescription['features'],
+  name: string | null = null,
 ): RobotDescription {
   const config = robot.config;
   return {
     type: 'hello',
     robot: config.name,
+    name,
     backend: robot.backend.kind,
     motors: robot.motors.map((m) => ({
       name: m.name,

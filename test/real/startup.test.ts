@@ -1,5 +1,5 @@
 /**
- * The README's two commands for the real path, as a user runs them: `npm run emulator -- --robot=<r>` prints a
+ * The two commands of docs/emulator.md for the real path, as a user runs them: `npm run emulator -- --robot=<r>` prints a
  * serial device, then `npm start -- --backend=real --robot=<r> --serial=<path>` serves the robot on it. Real
  * processes (`node --import tsx`, as the npm scripts run them), a real pseudo-terminal, HTTP from outside.
  */

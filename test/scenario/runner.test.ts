@@ -145,7 +145,7 @@ describe('scenario runner', function () {
     expect(text).not.to.match(/^start /m);
   });
 
-  it('every example in scenarios/ passes on its twin, as the README has users run them first', async () => {
+  it('every example in scenarios/ passes on its twin, as docs/scenarios.md has users run them first', async () => {
     const files = await findScenarios([path.join(ROOT, 'scenarios')]);
     const results = await runScenarios(files, { jobs: 2, out: { write: () => true } });
     expect(results).to.have.length(files.length);

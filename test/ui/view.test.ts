@@ -299,7 +299,7 @@ describe('web view in chromium (ergo-jr twin)', function () {
     });
     expect(outlined, 'outline pixels').to.be.greaterThan(200);
     if (process.env.UI_SCREENSHOT) {
-      // The README's picture: a frame grabbed after the card was shown, with its outline.
+      // docs/web-view.md's picture: a frame grabbed after the card was shown, with its outline.
       const src = await page.evaluate(() => (document.querySelector('#camera img') as { src: string }).src);
       await page.waitForFunction((old) => {
         const img = document.querySelector('#camera img') as (PageImage & { src: string }) | null;

@@ -1,4 +1,4 @@
-/** Routes of the real bus only: per-motor error counts (README "Running on a real robot"). */
+/** Routes of the real bus only: per-motor error counts (docs/real-robot.md). */
 import { z } from 'zod';
 import { hardwareError, notFound } from '../../core/errors.ts';
 import { route, type RouteSpec } from '../route.ts';

@@ -1,4 +1,4 @@
-/** Shadow mode's routes (README "The twin beside the robot"): the twin's comparison with the real robot. */
+/** Shadow mode's routes (docs/shadow.md): the twin's comparison with the real robot. */
 import { z } from 'zod';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { route, type RouteSpec } from '../route.ts';

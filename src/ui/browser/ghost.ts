@@ -1,5 +1,5 @@
 /**
- * The shadow twin's ghost (README "The twin beside the robot"): a second copy of the robot, built by the same
+ * The shadow twin's ghost (docs/shadow.md): a second copy of the robot, built by the same
  * TwinScene from the same URDF, drawn translucent over the real one at the twin's angles. The links a motor moves
  * (its joint's child and what is fixed to it) share one material, tinted while that motor's twin and robot disagree.
  */

@@ -1,5 +1,6 @@
 /** The web view's entry: the robot's description, the 3D view, the panels, the live stream that feeds them. */
 import type { RobotDescription, RobotState, SceneDescription } from '../protocol.ts';
+import { viewTitle } from '../title.ts';
 import { api, reported } from './api.ts';
 import { LiveState } from './live.ts';
 import { cameraPanel, ikPanel, motorsPanel, primitivesPanel, recordsPanel, type Panel } from './panels.ts';
@@ -10,9 +11,9 @@ const byId = (id: string) => document.getElementById(id)!;
 async function start(): Promise<void> {
   const description = (await api('GET', '/ui/robot.json')) as RobotDescription;
   const world = (await api('GET', '/ui/scene.json')) as SceneDescription;
-  byId('title').textContent =
-    `Poppy ${description.robot} (${description.backend === 'sim' ? 'twin' : 'real robot'})`;
-  document.title = `Poppy ${description.robot}`;
+  const title = viewTitle(description);
+  byId('title').textContent = title.heading;
+  document.title = title.tab;
 
   const viewBox = byId('view');
   const view = new RobotView(viewBox, description, world);

@@ -6,13 +6,14 @@
  * emulator (in this process).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/emulator.ts';
 import { BUS_SIGNAL_GRACE_MS } from '../../src/real/bus-service.ts';
+import { alive, childrenOf } from './processes.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const LISTENING = /listening on (http:\/\/\S+?)\/? /;
@@ -22,33 +23,6 @@ interface Server {
   readonly url: string;
   /** The exit code, or the signal that ended it. */
   readonly exited: Promise<number | NodeJS.Signals | null>;
-}
-
-/** The pids of the processes whose parent is `pid` (from /proc). */
-export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      // The command may hold spaces or parentheses: the fields that follow it start after the last ')'.
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-/** Whether a process is still there (a zombie counts as gone: it ran its last line). */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('the bus process under signals (systemd, Ctrl-C, a crash): the servos end as --on-close says', function () {

@@ -4,4 +4,10 @@
  */
 import { serviceCommand } from './cli.ts';
 
-process.exitCode = await serviceCommand(process.argv.slice(2));
+try {
+  process.exitCode = await serviceCommand(process.argv.slice(2));
+} catch (err) {
+  // What the flags could not foresee (a file that cannot be written...): one line, as a bad flag.
+  process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}

@@ -2,7 +2,12 @@
 // `npx poppy-twin [flags]` and `npm start`: the built server (dist/, made by scripts/build.js at `npm ci`) in this
 // very process, so a signal sent to the process the user started reaches the server. When src/ changed since the
 // build, it is rebuilt first (about half a second): a start never runs code older than its sources.
+// `npx poppy-twin service ...` runs the systemd service's commands instead (src/service/).
+import process from 'node:process';
 import { buildIfStale } from '../scripts/build.js';
 
 await buildIfStale();
-await import('../dist/main.js');
+if (process.argv[2] === 'service') {
+  process.argv.splice(2, 1); // dist/service.js reads the words after it, as `node dist/service.js install` gives them
+  await import('../dist/service.js');
+} else await import('../dist/main.js');

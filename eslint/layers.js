@@ -24,6 +24,7 @@ export const ROOM_FLOORS = {
   shadow: 6,
   http: 7,
   ui: 8,
+  service: 8,
   'server.ts': 9,
   scenario: 10,
   classroom: 10,

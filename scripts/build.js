@@ -24,6 +24,7 @@ export const ENTRIES = {
   'detect-worker': 'src/vision/detect-worker.ts',
   'bus-process': 'src/real/bus-process.ts',
   'classroom-shard': 'src/classroom/shard-host.ts',
+  service: 'src/service/main.ts',
 };
 
 /**

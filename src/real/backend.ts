@@ -33,8 +33,8 @@ export type { MotorHealth } from './driver.ts';
 /** How long close() waits for the bus process to leave the servos safe and close the port. */
 const CLOSE_TIMEOUT_MS = 5000;
 /** The bus process runs ahead of the server, as a control loop should (see bus-process.ts): real time, else nice. */
-const BUS_REALTIME_PRIORITY = 20;
-const BUS_NICE = -10;
+export const BUS_REALTIME_PRIORITY = 20;
+export const BUS_NICE = -10;
 const CACHED = new Set<BusRegister>([...CYCLE_REGISTERS, ...SLOW_REGISTERS]);
 
 export interface RealOptions {

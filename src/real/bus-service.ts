@@ -10,6 +10,13 @@ import { ReportThrottle, SyncLoop } from './sync-loop.ts';
 import { type FromBus, type ToBus, toWire } from './bus-messages.ts';
 import type { SerialBinding } from './serial-binding.ts';
 
+/**
+ * How long the bus process, signalled to stop (SIGTERM, SIGINT, SIGHUP: systemd stops the whole unit, Ctrl-C the
+ * terminal's process group), waits for its server to close it in the server's own order before it leaves the servos
+ * as configured and ends: the server's shutdown takes at most 2 s (README "Shutdown").
+ */
+export const BUS_SIGNAL_GRACE_MS = 2000;
+
 export interface BusService {
   receive(m: ToBus): void;
   /** Leaves the servos as asked (`onClose`, default the one given at open) and closes the port. */

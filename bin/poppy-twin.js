@@ -2,7 +2,10 @@
 // `npx poppy-twin [flags]` and `npm start`: the built server (dist/, made by scripts/build.js at `npm ci`) in this
 // very process, so a signal sent to the process the user started reaches the server. When src/ changed since the
 // build, it is rebuilt first (about half a second): a start never runs code older than its sources.
-import { buildIfStale } from '../scripts/build.js';
+// The Node version is checked first, before any module that an older Node could not load.
+import { exitIfNodeTooOld } from '../scripts/node-floor.js';
 
+exitIfNodeTooOld();
+const { buildIfStale } = await import('../scripts/build.js');
 await buildIfStale();
 await import('../dist/main.js');

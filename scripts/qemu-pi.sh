@@ -202,7 +202,16 @@ npm_ci() {
   esb=$(find "$nm/@esbuild" -maxdepth 1 -name 'linux-*' -printf '%f')
   pty=$(find "$nm/@lydell" -maxdepth 1 -name 'node-pty-linux-*' -printf '%f')
   DETAIL="no compiler; prebuilt: serialport ${serial% }, esbuild $esb, node-pty ${pty:-none (socat relays)};"
-  DETAIL+=" $(grep -c EBADENGINE "$LOGS/npm-ci.log" || true) EBADENGINE warnings"
+  # npm warns of the omitted dev tools' engines too (mocha, eslint, c8 want 20.19); a runtime package fails.
+  local warned runtime
+  warned=$(grep -o "EBADENGINE *package: '[^']*'" "$LOGS/npm-ci.log" | sed "s/.*: '//; s/@[^@]*'$//" | sort -u || true)
+  local js='const p = Object.entries(require("./package-lock.json").packages);
+    const runtime = (n) => p.some(([k, v]) => k.endsWith("node_modules/" + n) && !v.dev);
+    console.log(process.argv.slice(1).filter(runtime).join(" "))'
+  # shellcheck disable=SC2086 # one name a word
+  runtime=$(cd "$CLONE" && "${HOST_NODE:-node}" -e "$js" $warned)
+  [[ -z $runtime ]] || fail "runtime packages refuse this Node: $runtime"
+  DETAIL+=" engine warnings: $(wc -w <<<"$warned") dev packages, no runtime one"
 }
 
 SIM=

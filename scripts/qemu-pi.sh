@@ -87,7 +87,7 @@ trap 'exit 130' INT TERM
 START_ALL=$EPOCHREALTIME
 DETAIL=
 CURRENT=setup
-trap 'echo "FAIL $ARCH: $CURRENT: line $LINENO: $BASH_COMMAND"' ERR
+trap 'echo "FAIL $ARCH: $CURRENT: line $LINENO: $BASH_COMMAND" >&2' ERR # stderr: seen from within \$(...) too
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 fail() {
   echo "FAIL $ARCH: $CURRENT: $*"
@@ -120,7 +120,13 @@ await() {
     sleep 0.2
   done
 }
-url_of() { grep -o 'listening on http://[0-9.:]*' "$LOGS/$1.log" | head -1 | sed 's/listening on //'; }
+url_of() { grep -m1 -o 'listening on http://[0-9.:]*' "$LOGS/$1.log" | sed 's/listening on //' || true; }
+has_url() { URL=$(url_of "$1") && [[ -n $URL ]]; }
+# Waits for the server logging to $LOGS/$1.log to print its URL, and answer there; sets URL.
+await_url() {
+  await "$1" has_url "$1"
+  await "$1" answers "$URL"
+}
 answers() { curl -sf -m 30 -o /dev/null "$1/motors/list.json"; }
 post() { curl -sS -m "$WAIT" -w '\n%{http_code}' -X POST -H 'Content-Type: application/json' -d "$2" "$1"; }
 
@@ -218,9 +224,8 @@ SIM=
 sim_start() {
   spawn sim node bin/poppy-twin.js --port=0
   SIM_PID=$PID
-  await sim sh -c "grep -q 'listening on' '$LOGS/sim.log'"
-  SIM=$(url_of sim)
-  await sim answers "$SIM"
+  await_url sim
+  SIM=$URL
   DETAIL="$SIM: $(grep -o 'ready in [^)]*' "$LOGS/sim.log" | head -1 | cut -c1-120)"
 }
 
@@ -267,9 +272,8 @@ REAL=
 real_start() {
   kill -0 "$EMU_PID" || fail "the emulator ended: $(tail -5 "$LOGS/emulator.log")"
   spawn real node bin/poppy-twin.js --backend=real --robot=ergo-jr "--serial=$PTY" --port=0
-  await real sh -c "grep -q 'listening on' '$LOGS/real.log'"
-  REAL=$(url_of real)
-  await real answers "$REAL"
+  await_url real
+  REAL=$URL
   DETAIL="$REAL: $(grep -o 'ready in [^)]*' "$LOGS/real.log" | head -1 | cut -c1-120)"
 }
 

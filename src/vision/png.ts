@@ -16,13 +16,32 @@ const PNG_FILTER_UP = 2;
 const PNG_RGB = 2;
 const DEFLATE: zlib.ZlibOptions = { level: 1 };
 
+let crcTable: Int32Array | undefined;
+
+/** CRC-32 (PNG's, zlib's) by table, for a Node without zlib.crc32 (before 20.15: 20.11, npm's newest armv7l). */
+export function tableCrc32(data: Uint8Array): number {
+  if (!crcTable) {
+    crcTable = new Int32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c;
+    }
+  }
+  let c = -1;
+  for (let i = 0; i < data.length; i++) c = crcTable[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
+const crc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32 ?? tableCrc32;
+
 /** One chunk: length, type, data, CRC of type and data. */
 function chunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(12 + data.length);
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, 'latin1');
   out.set(data, 8);
-  out.writeUInt32BE(zlib.crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
 }
 

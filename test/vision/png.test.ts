@@ -1,8 +1,9 @@
-/** The PNG encoders (src/vision/png.ts): the WebAssembly row filter gives the JavaScript one's bytes. */
+/** The PNG encoders (src/vision/png.ts): the WebAssembly row filter gives the JavaScript one's bytes, the table CRC zlib's. */
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import type { Frame } from '../../src/core/backend.ts';
 import { mulberry32 } from '../../src/core/prng.ts';
-import { PngEncoder, decodePng, encodePng } from '../../src/vision/png.ts';
+import { PngEncoder, decodePng, encodePng, tableCrc32 } from '../../src/vision/png.ts';
 
 /** Noise over a gradient: every byte differs from the one above it in some rows, equals it in others. */
 function frame(width: number, height: number, seed: number): Frame {
@@ -40,5 +41,16 @@ describe('the PNG encoder with its rows filtered in WebAssembly', () => {
     const [decoded, other] = [decodePng(await pending), decodePng(await png.encodeAsync(b))];
     expect(Buffer.from(decoded.rgb).equals(Buffer.from(a.rgb))).to.equal(true);
     expect(Buffer.from(other.rgb).equals(Buffer.from(b.rgb))).to.equal(true);
+  });
+});
+
+describe("the PNG chunks' CRC without zlib.crc32 (Node 20.11)", () => {
+  it("gives zlib's CRC-32 on empty, short and frame-sized data", () => {
+    const rand = mulberry32(7);
+    for (const n of [0, 1, 3, 4, 13, 1000, 95_000]) {
+      const data = Uint8Array.from({ length: n }, () => Math.floor(rand() * 256));
+      expect(tableCrc32(data), `${n} bytes`).to.equal(zlib.crc32(data));
+    }
+    expect(tableCrc32(Buffer.from('IEND'))).to.equal(0xae426082);
   });
 });

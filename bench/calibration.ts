@@ -28,7 +28,7 @@ try {
     const t0 = performance.now();
     const log = await runMotor(rig, config, name);
     const t1 = performance.now();
-    const { calibration: c, evaluations } = fitMotor(config, urdf, log);
+    const { calibration: c, evaluations } = await fitMotor(config, urdf, log);
     const t2 = performance.now();
     const tr = truth.motors[name]!;
     console.log(

@@ -95,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
         console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
         return 130;
       }
-      const { calibration, evaluations } = fitMotor(config, urdf, log);
+      const { calibration, evaluations } = await fitMotor(config, urdf, log);
       cal.motors[name] = calibration;
       console.error(
         `${name}: offset ${calibration.offset.value} deg, residual ${calibration.residualRmsDeg} deg RMS, ` +

@@ -31,6 +31,8 @@ export interface MotorLog {
   readonly command: Command[];
   readonly position: number[];
   readonly segments: readonly [string, number, number][];
+  /** Where the joint was told to start (raw degrees). */
+  readonly start: number;
 }
 
 /** The pose the other joints hold during a run, user degrees (arms clear of the table and of each other). */
@@ -42,6 +44,30 @@ export const CALIBRATION_POSES: Readonly<Record<string, Readonly<Record<string, 
 
 /** Sample period of the log (s): the sync loop's 50 Hz. */
 export const SAMPLE = 0.02;
+/** Seconds the robot settles in the calibration pose before a joint's excitation starts. */
+export const SETTLE = 1.5;
+
+/**
+ * The gains of a run, whatever a server left in the servos: P 32 (AX: compliance slope 32, margin 1), no I or D, no
+ * speed profile. The forward model (forward.ts) sets the same.
+ */
+export async function runGains(bus: MotorBus, config: RobotConfig): Promise<void> {
+  const of = (kind: 'pid' | 'compliance') =>
+    config.motors.filter((m) => modelSpec(m.model).control === kind).map((m) => m.id);
+  const all = <T>(ids: number[], v: T) => new Map(ids.map((id) => [id, v]));
+  if (of('pid').length) await bus.write('pid', all(of('pid'), [0, 0, 32]));
+  if (of('compliance').length) {
+    await bus.write('compliance_slope', all(of('compliance'), [32, 32]));
+    await bus.write('compliance_margin', all(of('compliance'), [1, 1]));
+  }
+  await bus.write(
+    'moving_speed',
+    all(
+      config.motors.map((m) => m.id),
+      0,
+    ),
+  );
+}
 
 export async function runMotor(
   rig: Rig,
@@ -63,10 +89,11 @@ export async function runMotor(
   const ids = config.motors.map((m) => m.id);
   const goals = new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
   goals.set(motor.id, degToPosition(spec, ex.start));
+  await runGains(rig.bus, config);
   await rig.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
   await rig.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
   await rig.bus.write('goal_position', goals);
-  await rig.wait(1.5);
+  await rig.wait(SETTLE);
   const log: MotorLog = {
     motor: motor.name,
     id: motor.id,
@@ -75,6 +102,7 @@ export async function runMotor(
     command: [],
     position: [],
     segments: ex.segments,
+    start: ex.start,
   };
   let last: Command | undefined;
   const steps = Math.round(ex.duration / SAMPLE);

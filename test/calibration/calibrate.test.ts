@@ -54,8 +54,12 @@ describe('calibration runs (npm run calibrate)', function () {
       const { calibration: c } = await fitMotor(config, urdf, log, { dynamics: 25, offset: 10, all: 10 });
       const tr = truth.motors.m2!;
       expect(c.residualRmsDeg).to.be.a('number').below(2);
-      // What the fit reaches today (docs/decisions/0059-calibration.md): not the issue's 0.3 degree.
-      expect(Math.abs(c.offset.value - tr.offset.value)).to.be.below(OFFSET_TOLERANCE_DEG);
+      // What the fit reaches today (docs/decisions/0059-calibration.md), short of issue 45's figures: the offset
+      // is said not identifiable (default kept) or found within 3 degrees; the gain within 15 %.
+      if (!c.notIdentifiable.includes('offset'))
+        expect(Math.abs(c.offset.value - tr.offset.value)).to.be.below(OFFSET_TOLERANCE_DEG);
+      else expect(c.offset).to.deep.equal({ value: 0, sigma: null });
+      expect(Math.abs(c.gain.value / tr.gain.value - 1)).to.be.below(0.15);
       expect(c.notIdentifiable).to.include('kc');
     } finally {
       await emu.close();

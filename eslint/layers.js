@@ -22,6 +22,7 @@ export const ROOM_FLOORS = {
   records: 6,
   lab: 6,
   shadow: 6,
+  calibration: 7,
   http: 7,
   ui: 8,
   service: 8,

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import {
+  HELP,
   parsePort,
   parsePositive,
   parseSeconds,
@@ -70,14 +71,9 @@ async function main(argv: string[]): Promise<void> {
     .option('--baud <n>', 'real only: serial baud rate (default: the robot config, 1000000)', parsePositive)
     .option('--loop-hz <n>', 'control (sync) loop rate, Hz', parsePositive, 50)
     .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
-    .option(
-      '--shadow',
-      'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
-    )
-    .option(
-      '--guard',
-      'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
-    )
+    .option('--shadow', HELP.shadow)
+    .option('--guard', HELP.guard)
+    .option('--calibration <file>', HELP.calibration)
     .addOption(
       new Option('--on-close <state>', 'real only: servos at shutdown')
         .choices(['compliant', 'hold'])
@@ -179,6 +175,7 @@ async function main(argv: string[]): Promise<void> {
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
     guard?: boolean;
+    calibration?: string;
     physics: 'auto' | 'lean' | 'fast';
   }>();
   if (opts.classroom === undefined && program.getOptionValueSource('workers') === 'cli') {
@@ -315,6 +312,7 @@ async function main(argv: string[]): Promise<void> {
       camera: opts.camera,
       shadow: opts.shadow,
       guard: opts.guard,
+      calibration: opts.calibration,
       processMetrics: true,
       real: {
         serial: opts.serial,

@@ -42,6 +42,8 @@ import { FfmpegCamera } from './real/camera.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
 import { shadowRoutes } from './http/routes/shadow.ts';
+import { calibrationRoutes } from './http/routes/calibration.ts';
+import { type ServoParams, loadCalibration, servoParamsOf } from './config/calibration.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
@@ -95,6 +97,8 @@ export interface ServerOptions {
   readonly shadow?: boolean;
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
+  /** A calibration file for the twin (sim backend, shadow twin, guard); default: the robot config's `calibration`. */
+  readonly calibration?: string;
   /** Where the start's time goes, part by part (the start-up line prints it). */
   readonly phases?: Phases;
   /**
@@ -138,7 +142,12 @@ async function loadRobotUrdf(config: RobotConfig): Promise<UrdfRobot> {
   }
 }
 
-async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: UrdfRobot): Promise<Backend> {
+async function createBackend(
+  opts: ServerOptions,
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  servoParams: ReadonlyMap<number, ServoParams> | undefined,
+): Promise<Backend> {
   if (opts.backend === 'real') {
     const logger = opts.logger ?? silentLogger;
     const log = (line: string) => logger.warn(line);
@@ -162,6 +171,7 @@ async function createBackend(opts: ServerOptions, config: RobotConfig, urdf: Urd
     dt: opts.dt,
     scheduler: opts.scheduler,
     cameraRealism: opts.cameraRealism,
+    servoParams,
   });
 }
 
@@ -174,11 +184,16 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       '--guard',
       'the guard predicts moves with the twin: it needs --backend=real --shadow',
     );
+  const calibrationFile = opts.calibration ?? config.calibrationPath;
+  const calibration = calibrationFile
+    ? { file: path.resolve(calibrationFile), calibration: await loadCalibration(calibrationFile, config) }
+    : undefined;
+  const servoParams = calibration && servoParamsOf(calibration.calibration);
   phases.mark('config');
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
   phases.mark('urdf');
-  const backend = await createBackend(opts, config, urdf);
+  const backend = await createBackend(opts, config, urdf, servoParams);
   await backend.open();
   phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');
   const robot = new Robot(config, backend, { logger, rate: opts.loopHz });
@@ -189,13 +204,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
   const shadow =
     real && (opts.shadow ?? config.shadow)
-      ? new ShadowTwin({ config, urdf, real, log: (line, level) => logger[level](line) })
+      ? new ShadowTwin({ config, urdf, real, servoParams, log: (line, level) => logger[level](line) })
       : undefined;
   const guard =
     shadow && opts.guard
       ? new MoveGuard({
           config,
           urdf,
+          servoParams,
           state: twinState(shadow, robot.motors),
           motors: robot.motors,
           rate: robot.rate,
@@ -287,6 +303,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
     metrics.route(),
+    ...calibrationRoutes(calibration),
   ];
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));

@@ -42,3 +42,14 @@ export function parseSeconds(v: string): number {
     throw new InvalidArgumentError('must be a number of seconds above 0, at most 3600');
   return n;
 }
+
+/** Help lines of the server's longer flags (kept here so main.ts stays short). */
+export const HELP = {
+  shadow:
+    'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
+  guard:
+    'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
+  calibration:
+    "the twin's servos from a calibration file (sim backend, --shadow, --guard; docs/calibration.md); " +
+    "default: the robot config's calibration",
+};

@@ -131,6 +131,8 @@ export const robotConfigSchema = z
     primitiveCombine: z.enum(['sum', 'mean']).default('mean'),
     /** Real only: run the physics twin beside the robot (shadow mode), as --shadow does. */
     shadow: z.boolean().default(false),
+    /** A calibration file for the twin (docs/calibration.md), relative to the config file; --calibration wins. */
+    calibration: z.string().min(1).optional(),
   })
   .superRefine((cfg, ctx) => {
     const motorNames = new Set<string>();
@@ -192,6 +194,8 @@ export type RobotConfig = z.infer<typeof robotConfigSchema> & {
   readonly source: string;
   /** Absolute path of the URDF. */
   readonly urdfPath: string;
+  /** Absolute path of the config's calibration file, if it names one. */
+  readonly calibrationPath?: string;
 };
 export type MotorConfig = RobotConfig['motors'][number];
 export type ChainConfig = RobotConfig['chains'][string];
@@ -234,7 +238,13 @@ export function parseRobotConfig(data: unknown, source: string): RobotConfig {
   const dir = source ? path.dirname(source) : process.cwd();
   // No prototype: `name in aliases` must not find "constructor", "toString"... (a request names an alias).
   const aliases = Object.assign(Object.create(null) as Record<string, string[]>, cfg.aliases);
-  return { ...cfg, aliases, source, urdfPath: path.resolve(dir, cfg.urdf) };
+  return {
+    ...cfg,
+    aliases,
+    source,
+    urdfPath: path.resolve(dir, cfg.urdf),
+    calibrationPath: cfg.calibration === undefined ? undefined : path.resolve(dir, cfg.calibration),
+  };
 }
 
 /** Built-in robot names map to robots/<name>.json in this repository. */

@@ -5,6 +5,7 @@
  */
 import { SerialPort } from 'serialport';
 import { loadRobotConfig } from '../config/robot-config.ts';
+import { type Calibration, loadCalibration, parseCalibration, servoParamsOf } from '../config/calibration.ts';
 import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend, type SimSpeed } from '../sim/backend.ts';
@@ -29,6 +30,11 @@ export interface EmulatorOptions {
   readonly scheduling?: Scheduling;
   /** Who holds the pty's master (default 'native', falling back to socat when node-pty's binary is missing). */
   readonly wire?: PtyWire['kind'];
+  /**
+   * Servos that are not the twin: their own offset, friction, armature and gain, from a calibration file (path) or
+   * object (docs/calibration.md); absent: the twin's models.
+   */
+  readonly servoParams?: string | Calibration;
 }
 
 export interface RunningEmulator {
@@ -50,6 +56,12 @@ export async function emulateBus(
   const config = await loadRobotConfig(opts.robot);
   const urdf = await loadUrdf(config.urdfPath);
   const baud = opts.baud ?? config.bus.baudrate;
+  const params =
+    opts.servoParams === undefined
+      ? undefined
+      : typeof opts.servoParams === 'string'
+        ? await loadCalibration(opts.servoParams, config)
+        : parseCalibration(opts.servoParams, config, '(servo params)');
   // Servos' state moves continuously: the physics wakes every millisecond and takes one step at a time, so that a
   // transaction never waits behind a batch of steps (Torso back to back: 65-66 % of the bus limit with 10 ms batches,
   // 69-73 % with these).
@@ -61,6 +73,7 @@ export async function emulateBus(
     speed: opts.speed ?? 1,
     wakeMs: 1,
     physicalFaults: (): PhysicalFaults => bus.faults,
+    servoParams: params && servoParamsOf(params),
   });
   await sim.open();
   const servos = new Map(

@@ -182,6 +182,10 @@ async function main(argv: string[]): Promise<void> {
       },
     )
     .option('--seed <n>', 'seed of the fault dice', (v) => Number(v), 1)
+    .option(
+      '--servo-params <file>',
+      'servos that are not the twin: offset, friction, armature and gain from a calibration file (docs/calibration.md)',
+    )
     .addOption(
       new Option('--wire <kind>', "who holds the pty's master: this process, or a socat relay")
         .choices(['native', 'socat'])
@@ -206,6 +210,7 @@ async function main(argv: string[]): Promise<void> {
     seed: number;
     wire: 'native' | 'socat';
     console?: boolean;
+    servoParams?: string;
   }>();
   let emulator;
   try {
@@ -220,6 +225,7 @@ async function main(argv: string[]): Promise<void> {
       seed: opts.seed,
       scheduling: EMULATOR_SCHEDULING,
       wire: opts.wire,
+      servoParams: opts.servoParams,
     });
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { RobotError, notFound } from '../core/errors.ts';
+import { syncDir, writeFileAtomic } from '../core/atomic-file.ts';
 import {
   type Move,
   MoveFormatError,
@@ -199,15 +200,7 @@ export class RecordStore {
     const tmp = path.join(this.dir, tmpName);
     this.writing.add(tmpName);
     try {
-      const handle = await fs.open(tmp, 'wx', 0o644);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.rename(tmp, this.fileOf(name));
-      await syncDir(this.dir);
+      await writeFileAtomic(this.fileOf(name), text, tmpName);
     } catch (err) {
       await fs.unlink(tmp).catch(() => {});
       throw new RobotError(
@@ -329,20 +322,6 @@ async function readChecked(
   } catch (err) {
     if (err instanceof MoveFormatError) return { move: null, problem: err.reason };
     throw err;
-  }
-}
-
-/** Makes a rename or unlink in `dir` durable. Some platforms cannot fsync a directory; that is not an error. */
-async function syncDir(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await fs.open(dir, 'r');
-    await handle.sync();
-  } catch (err) {
-    const code = errCode(err);
-    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP') throw err;
-  } finally {
-    await handle?.close().catch(() => {});
   }
 }
 

@@ -5,6 +5,7 @@
  * apart, so any impulse counts) is refused (409) before anything is sent to the servos.
  * The servos' registers (torque, speed, limits, gains) are the twin's, which takes every write the real ones take.
  */
+import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { conflict } from '../core/errors.ts';
 import type { Motor } from '../robot/motor.ts';
@@ -48,6 +49,8 @@ export interface Prediction {
 export interface GuardOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
+  /** The servos' own parameters (a calibration), by motor id: the scratch twin predicts that robot. */
+  readonly servoParams?: ReadonlyMap<number, ServoParams>;
   /** Where the measured pose and the servos' registers come from (twinState: the shadow twin's). */
   readonly state: GuardState;
   readonly motors: readonly Motor[];
@@ -93,7 +96,12 @@ export class MoveGuard {
 
   constructor(opts: GuardOptions) {
     this.#opts = opts;
-    this.#scratch = new SimBackend({ config: opts.config, urdf: opts.urdf, speed: 'manual' });
+    this.#scratch = new SimBackend({
+      config: opts.config,
+      urdf: opts.urdf,
+      speed: 'manual',
+      servoParams: opts.servoParams,
+    });
   }
 
   open(): Promise<void> {

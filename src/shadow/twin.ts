@@ -5,6 +5,7 @@
  * measured real angle; the twin starts from the measured pose. After each cycle the comparator weighs the real
  * readings against the twin's (src/shadow/comparator.ts).
  */
+import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import {
@@ -39,6 +40,8 @@ export interface ShadowOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
   readonly real: RealBackend;
+  /** The twin's servos' own parameters (a calibration), by motor id. */
+  readonly servoParams?: ReadonlyMap<number, ServoParams>;
   /** An event raised is a warning, its clearing news. */
   readonly log: (line: string, level: 'warn' | 'info') => void;
 }
@@ -67,7 +70,12 @@ export class ShadowTwin {
 
   constructor(opts: ShadowOptions) {
     this.#opts = opts;
-    this.sim = new SimBackend({ config: opts.config, urdf: opts.urdf, speed: 'manual' });
+    this.sim = new SimBackend({
+      config: opts.config,
+      urdf: opts.urdf,
+      speed: 'manual',
+      servoParams: opts.servoParams,
+    });
     this.#motors = opts.config.motors.map((m) => ({
       id: m.id,
       name: m.name,

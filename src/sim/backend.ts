@@ -12,6 +12,7 @@ import { userToJoint } from '../core/frames.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
+import type { ServoParams } from '../config/calibration.ts';
 import { jointStopsOf } from './build-world.ts';
 import { SimServo } from './servo.ts';
 import { SimHands } from './hand.ts';
@@ -47,6 +48,8 @@ export interface SimOptions {
   readonly cameraRealism?: boolean;
   /** Faults of the physical world on the joints (the bus emulator's), read every physics step. */
   readonly physicalFaults?: () => PhysicalFaults;
+  /** Each servo's own parameters by motor id (a calibration; the emulator's --servo-params); absent: the models'. */
+  readonly servoParams?: ReadonlyMap<number, ServoParams>;
 }
 
 const DEG = Math.PI / 180;
@@ -130,7 +133,10 @@ export class SimBackend implements Backend {
     for (const m of opts.config.motors) {
       const spec = modelSpec(m.model);
       models.set(m.id, spec);
-      this.#servos.set(m.id, new SimServo({ id: m.id, spec, angleLimit: m.angleLimit }));
+      this.#servos.set(
+        m.id,
+        new SimServo({ id: m.id, spec, angleLimit: m.angleLimit, params: opts.servoParams?.get(m.id) }),
+      );
     }
     this.models = models;
     this.bus = new SimBus(this.#servos);
@@ -393,7 +399,8 @@ export class SimBackend implements Backend {
     for (const [id, deg] of rawDeg) {
       const entry = this.#drive.find((d) => d.servo.id === id);
       if (!entry) throw hardwareError(`motor ${id} is not in the simulation`);
-      angles.set(world.jointNames[entry.joint]!, deg * DEG);
+      // Raw degrees as the encoder reads them: the joint is the offset below.
+      angles.set(world.jointNames[entry.joint]!, deg * DEG - entry.servo.offset);
     }
     this.#hands.release((id) => rawDeg.has(id));
     world.setAngles(angles);

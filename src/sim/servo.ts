@@ -13,6 +13,7 @@ import {
   speedToDegS,
 } from '../dynamixel/registers.ts';
 import { type ServoModel, frictionBudget, motorTorque, servoModel, stallTorque } from './servo-models.ts';
+import type { ServoParams } from '../config/calibration.ts';
 
 const DEG = Math.PI / 180;
 /** Speed (rad/s, 0.06 deg/s) both sides of a sign change must exceed to count as a reversal (see step). */
@@ -74,12 +75,27 @@ export interface ServoOptions {
   readonly spec: ModelSpec;
   /** Raw-frame angle limits, degrees (the CW/CCW limit registers). */
   readonly angleLimit: readonly [number, number];
+  /** This servo's own parameters (a calibration, or the emulator's --servo-params); absent: the model's. */
+  readonly params?: ServoParams;
+}
+
+/** The model with a servo's own armature, gain and friction terms. */
+export function withParams(model: ServoModel, p: ServoParams | undefined): ServoModel {
+  if (!p) return model;
+  return {
+    ...model,
+    armature: p.armature,
+    errorGain: p.errorGain,
+    friction: { ...model.friction, ...p.friction },
+  };
 }
 
 export class SimServo {
   readonly id: number;
   readonly spec: ModelSpec;
   readonly model: ServoModel;
+  /** Radians the encoder reads above the joint: the firmware sees and drives joint + offset. */
+  readonly offset: number;
   // Registers in counts, as the control table holds them.
   torqueEnable = 0;
   goalPosition: number;
@@ -109,7 +125,8 @@ export class SimServo {
   constructor(opts: ServoOptions) {
     this.id = opts.id;
     this.spec = opts.spec;
-    this.model = servoModel(opts.spec);
+    this.model = withParams(servoModel(opts.spec), opts.params);
+    this.offset = (opts.params?.offsetDeg ?? 0) * DEG;
     this.#stall = stallTorque(this.model);
     this.goalPosition = degToPosition(opts.spec, 0);
     this.angleLimit = [
@@ -120,6 +137,7 @@ export class SimServo {
     if (opts.spec.control === 'compliance') this.pid = [0, 0, 0];
   }
 
+  /** The angle the encoder reads (rad, raw frame): the joint's plus the offset. */
   get angle(): number {
     return this.#q;
   }
@@ -148,8 +166,9 @@ export class SimServo {
     return this.#stall;
   }
 
-  /** Sets the angle (rad) before the first step, or after the twin was put in a pose: nothing moves by itself. */
-  placeAt(q: number): void {
+  /** Sets the joint's angle (rad) before the first step, or after a pose: nothing moves by itself. */
+  placeAt(joint: number): void {
+    const q = joint + this.offset;
     this.#q = q;
     this.#qdot = 0;
     this.#setpoint = q;
@@ -165,7 +184,19 @@ export class SimServo {
    * own (never wrapped): a goal 280 degrees away is driven 280 degrees the way the firmware counts, never the short
    * way round.
    */
-  step(dt: number, q: number, qdot: number, externalTorque = 0, inertia = this.model.armature): DriveCommand {
+  step(
+    dt: number,
+    joint: number,
+    qdot: number,
+    externalTorque = 0,
+    inertia = this.model.armature,
+  ): DriveCommand {
+    const cmd = this.#step(dt, joint + this.offset, qdot, externalTorque, inertia);
+    // The law's target is in the encoder's frame; the physics pulls the joint.
+    return this.offset === 0 ? cmd : { ...cmd, target: cmd.target - this.offset };
+  }
+
+  #step(dt: number, q: number, qdot: number, externalTorque: number, inertia: number): DriveCommand {
     this.#q = q;
     this.#qdot = qdot;
     // A reversal of a real motion, not the solver's residue about a joint already still.

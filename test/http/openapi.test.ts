@@ -44,6 +44,7 @@ const BEYOND_V4 = new Set([
   '/metrics',
   '/shadow/status.json',
   '/shadow/events.json',
+  '/calibration.json',
   '/healthz',
   '/readyz',
   '/ui',

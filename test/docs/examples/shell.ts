@@ -110,7 +110,7 @@ export function commands(code: string): Command[] {
 }
 
 /** The npm scripts and programs whose flags are checked against their `--help`. */
-export const CLIS = ['start', 'emulator', 'scenario', 'deploy', 'detect'] as const;
+export const CLIS = ['start', 'emulator', 'scenario', 'deploy', 'detect', 'calibrate'] as const;
 export type Cli = (typeof CLIS)[number];
 
 /** What a command is, and for a CLI, which one and its arguments. */

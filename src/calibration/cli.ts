@@ -1,0 +1,123 @@
+/**
+ * `npm run calibrate -- --robot=<r> --serial=<dev> [--motors=<list>] [--out=<file>]`: an identification run on the
+ * real robot (or the emulator), one joint at a time, then the fit of each motor, written atomically to a
+ * calibration file (docs/calibration.md). Ctrl-C stops the run: the servos are left as --on-close says and nothing
+ * is written.
+ */
+import { pathToFileURL } from 'node:url';
+import { Command, Option } from 'commander';
+import { type Calibration, saveCalibration } from '../config/calibration.ts';
+import { loadRobotConfig } from '../config/robot-config.ts';
+import { ConfigError } from '../core/errors.ts';
+import { RealBackend } from '../real/backend.ts';
+import { loadUrdf } from '../urdf/parse.ts';
+import { defaultCalibration } from './defaults.ts';
+import { fitMotor } from './fit.ts';
+import { type Rig, runMotor } from './run.ts';
+
+export const SIM_REFUSAL =
+  'error: --backend=sim: a calibration identifies a real robot (the twin already is its own model); ' +
+  'tip: run it with --backend=real --serial=<device>, or on the emulator: npm run emulator -- --robot=<r> --servo-params=<file>';
+
+interface Flags {
+  robot: string;
+  serial?: string;
+  backend: 'real' | 'sim';
+  motors?: string;
+  out: string;
+  onClose: 'compliant' | 'hold';
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command()
+    .name('calibrate')
+    .description("identifies each servo of a robot from its own runs and writes the twin's calibration file")
+    .option('--robot <name|path>', 'ergo-jr, torso, humanoid, or a robot config path', 'ergo-jr')
+    .option('--serial <device>', 'the serial port of the robot (or of the emulator)')
+    .addOption(new Option('--backend <kind>', 'real only').choices(['real', 'sim']).default('real'))
+    .option('--motors <list>', 'motor names, comma separated (default: all)')
+    .option('--out <file>', 'the calibration file to write', 'calibration.json')
+    .addOption(
+      new Option('--on-close <state>', 'servos when the run ends or is stopped')
+        .choices(['compliant', 'hold'])
+        .default('compliant'),
+    )
+    .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
+    .exitOverride();
+  try {
+    program.parse(argv);
+  } catch (err) {
+    return (err as { exitCode?: number }).exitCode === 0 ? 0 : 2;
+  }
+  const flags = program.opts<Flags>();
+  if (flags.backend === 'sim') {
+    console.error(SIM_REFUSAL);
+    return 2;
+  }
+  const config = await loadRobotConfig(flags.robot);
+  const names = flags.motors
+    ? flags.motors.split(',').map((s) => s.trim())
+    : config.motors.map((m) => m.name);
+  for (const n of names)
+    if (!config.motors.some((m) => m.name === n))
+      throw new ConfigError(
+        '--motors',
+        `unknown motor "${n}" (${config.name} has ${config.motors.map((m) => m.name).join(', ')})`,
+      );
+  if (!flags.serial)
+    throw new ConfigError('--serial', 'give the serial device of the robot (or of the emulator)');
+  const urdf = await loadUrdf(config.urdfPath);
+  const backend = new RealBackend({ config, serial: flags.serial, onClose: flags.onClose });
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    await backend.open();
+    await backend.start();
+    let next = backend.clock.now();
+    const rig: Rig = {
+      bus: backend.bus,
+      now: () => backend.clock.now(),
+      // Absolute deadlines: the samples stay on the 50 Hz grid whatever each exchange took.
+      wait: async (s) => {
+        next = Math.max(next, backend.clock.now() - s) + s;
+        await backend.clock.sleepUntil(next);
+      },
+      stopped: () => stopped,
+    };
+    const cal: Calibration = defaultCalibration(config, flags.serial, new Date().toISOString());
+    for (const name of names) {
+      const log = await runMotor(rig, config, name, (line) => console.error(line));
+      if (stopped) {
+        console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
+        return 130;
+      }
+      const { calibration, evaluations } = await fitMotor(config, urdf, log);
+      cal.motors[name] = calibration;
+      console.error(
+        `${name}: offset ${calibration.offset.value} deg, residual ${calibration.residualRmsDeg} deg RMS, ` +
+          `${evaluations} simulations; not identifiable: ${calibration.notIdentifiable.join(', ') || 'none'}`,
+      );
+    }
+    await saveCalibration(flags.out, cal);
+    console.error(`wrote ${flags.out}`);
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await backend.close();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)
+  main(process.argv)
+    .then((code) => process.exit(code))
+    .catch((err: unknown) => {
+      console.error(
+        `error: ${err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err))}`,
+      );
+      process.exit(err instanceof ConfigError ? 2 : 1);
+    });

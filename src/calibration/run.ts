@@ -1,0 +1,130 @@
+/**
+ * An identification run: one joint at a time, the others holding the robot's calibration pose, each joint through
+ * its excitation (excitation.ts), every command and reading logged. The rig is the bus and a clock: the real
+ * backend on the wall clock (the CLI), or an emulated bus on a manual clock (tests, bench).
+ */
+import type { MotorBus } from '../core/backend.ts';
+import type { RobotConfig } from '../config/robot-config.ts';
+import { userToJoint } from '../core/frames.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
+import { type Command, excitation } from './excitation.ts';
+
+const DEG = Math.PI / 180;
+
+export interface Rig {
+  readonly bus: MotorBus;
+  /** Seconds on the robot's clock. */
+  now(): number;
+  /** Lets `seconds` of robot time pass. */
+  wait(seconds: number): Promise<void>;
+  /** True once the run should stop (Ctrl-C): the run returns what it has, the caller leaves the servos safe. */
+  stopped?(): boolean;
+}
+
+export interface MotorLog {
+  readonly motor: string;
+  readonly id: number;
+  /** The other joints' raw angles (degrees, by joint name) while this one moved: the load's geometry. */
+  readonly pose: Readonly<Record<string, number>>;
+  /** Samples: time from the excitation's start (s), the command, the position read (raw degrees). */
+  readonly t: number[];
+  readonly command: Command[];
+  readonly position: number[];
+  readonly segments: readonly [string, number, number][];
+  /** Where the joint was told to start (raw degrees). */
+  readonly start: number;
+}
+
+/** The pose the other joints hold during a run, user degrees (arms clear of the table and of each other). */
+export const CALIBRATION_POSES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  'ergo-jr': { m1: 0, m2: 0, m3: 0, m4: 0, m5: 0, m6: 0 },
+  torso: {},
+  humanoid: {},
+};
+
+/** Sample period of the log (s): the sync loop's 50 Hz. */
+export const SAMPLE = 0.02;
+/** Seconds the robot settles in the calibration pose before a joint's excitation starts. */
+export const SETTLE = 1.5;
+
+/**
+ * The gains of a run, whatever a server left in the servos: P 32 (AX: compliance slope 32, margin 1), no I or D, no
+ * speed profile. The forward model (forward.ts) sets the same.
+ */
+export async function runGains(bus: MotorBus, config: RobotConfig): Promise<void> {
+  const of = (kind: 'pid' | 'compliance') =>
+    config.motors.filter((m) => modelSpec(m.model).control === kind).map((m) => m.id);
+  const all = <T>(ids: number[], v: T) => new Map(ids.map((id) => [id, v]));
+  if (of('pid').length) await bus.write('pid', all(of('pid'), [0, 0, 32]));
+  if (of('compliance').length) {
+    await bus.write('compliance_slope', all(of('compliance'), [32, 32]));
+    await bus.write('compliance_margin', all(of('compliance'), [1, 1]));
+  }
+  await bus.write(
+    'moving_speed',
+    all(
+      config.motors.map((m) => m.id),
+      0,
+    ),
+  );
+}
+
+export async function runMotor(
+  rig: Rig,
+  config: RobotConfig,
+  motorName: string,
+  onProgress?: (line: string) => void,
+): Promise<MotorLog> {
+  const motor = config.motors.find((m) => m.name === motorName)!;
+  const spec = modelSpec(motor.model);
+  const userPose = CALIBRATION_POSES[config.name] ?? config.startup.pose;
+  const raw = (name: string) => {
+    const m = config.motors.find((x) => x.name === name)!;
+    const [lo, hi] = m.angleLimit;
+    return Math.min(hi, Math.max(lo, userToJoint(m, userPose[name] ?? config.startup.pose[name] ?? 0) / DEG));
+  };
+  const pose: Record<string, number> = {};
+  for (const m of config.motors) pose[m.name] = raw(m.name);
+  const ex = excitation(pose[motor.name]!, motor.angleLimit);
+  const ids = config.motors.map((m) => m.id);
+  const goals = new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
+  goals.set(motor.id, degToPosition(spec, ex.start));
+  await runGains(rig.bus, config);
+  await rig.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
+  await rig.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+  await rig.bus.write('goal_position', goals);
+  await rig.wait(SETTLE);
+  const log: MotorLog = {
+    motor: motor.name,
+    id: motor.id,
+    pose,
+    t: [],
+    command: [],
+    position: [],
+    segments: ex.segments,
+    start: ex.start,
+  };
+  let last: Command | undefined;
+  const steps = Math.round(ex.duration / SAMPLE);
+  for (let k = 0; k < steps; k++) {
+    if (rig.stopped?.()) break;
+    const t = k * SAMPLE;
+    const cmd = ex.at(t);
+    if (!last || cmd.torqueLimit !== last.torqueLimit)
+      await rig.bus.write('torque_limit', new Map([[motor.id, cmd.torqueLimit]]));
+    if (!last || cmd.torqueOn !== last.torqueOn)
+      await rig.bus.write('torque_enable', new Map([[motor.id, cmd.torqueOn ? 1 : 0]]));
+    if (cmd.torqueOn && (!last || cmd.goal !== last.goal || !last.torqueOn))
+      await rig.bus.write('goal_position', new Map([[motor.id, degToPosition(spec, cmd.goal)]]));
+    last = cmd;
+    const read = (await rig.bus.read([motor.id], 'present_position')).get(motor.id) as number;
+    log.t.push(t);
+    log.command.push(cmd);
+    log.position.push(positionToDeg(spec, read));
+    if (k % Math.round(5 / SAMPLE) === 0)
+      onProgress?.(`${motor.name}: ${Math.round((100 * k) / steps)} % of ${ex.duration.toFixed(0)} s`);
+    await rig.wait(SAMPLE);
+  }
+  onProgress?.(`${motor.name}: run done, ${log.t.length} samples`);
+  return log;
+}

@@ -1,0 +1,70 @@
+/**
+ * Calibration runs on the emulator at the manual clock: servos with seeded random true parameters, one joint run
+ * and fitted (the whole robot is bench/calibration.ts); the sim backend refused with a tip; a run stopped early.
+ */
+import { expect } from 'chai';
+import { SIM_REFUSAL, main } from '../../src/calibration/cli.ts';
+import { fitMotor } from '../../src/calibration/fit.ts';
+import { type Rig, runMotor } from '../../src/calibration/run.ts';
+import { drawTrueParams } from '../../src/calibration/truth.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { emulateBus } from '../../src/emulator/emulator.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+
+async function emulated(robot: string, seed: number) {
+  const config = await loadRobotConfig(robot);
+  const truth = drawTrueParams(config, seed);
+  const emu = await emulateBus({ robot, speed: 'manual', servoParams: truth });
+  const rig: Rig = { bus: emu.sim.bus, now: () => emu.sim.clock.now(), wait: (s) => emu.sim.advance(s) };
+  return { config, truth, emu, rig, urdf: await loadUrdf(config.urdfPath) };
+}
+
+describe('calibration runs (npm run calibrate)', function () {
+  this.timeout(180000);
+
+  it('refuses the sim backend with a tip', async () => {
+    const lines: string[] = [];
+    const original = console.error;
+    console.error = (line: string) => lines.push(line);
+    try {
+      expect(await main(['node', 'calibrate', '--backend=sim'])).to.equal(2);
+    } finally {
+      console.error = original;
+    }
+    expect(lines).to.deep.equal([SIM_REFUSAL]);
+    expect(SIM_REFUSAL).to.match(/tip: .*--backend=real/);
+  });
+
+  it('a stopped run ends at once with what it logged', async () => {
+    const { config, emu, rig } = await emulated('ergo-jr', 3);
+    try {
+      let samples = 0;
+      const log = await runMotor({ ...rig, stopped: () => ++samples > 50 }, config, 'm3');
+      expect(log.t.length).to.equal(50);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('Ergo Jr m2: 23 s of robot time, the fit within its budget, its residual and figures', async () => {
+    const { config, truth, emu, rig, urdf } = await emulated('ergo-jr', 1);
+    try {
+      const log = await runMotor(rig, config, 'm2');
+      expect(log.t.length * 0.02).to.be.at.most(60);
+      const { calibration: c } = await fitMotor(config, urdf, log, { dynamics: 25, offset: 10, all: 10 });
+      const tr = truth.motors.m2!;
+      expect(c.residualRmsDeg).to.be.a('number').below(2);
+      // What the fit reaches today (docs/decisions/0059-calibration.md), short of issue 45's figures: the offset
+      // is said not identifiable (default kept) or found within 3 degrees; the gain within 15 %.
+      if (!c.notIdentifiable.includes('offset'))
+        expect(Math.abs(c.offset.value - tr.offset.value)).to.be.below(OFFSET_TOLERANCE_DEG);
+      else expect(c.offset).to.deep.equal({ value: 0, sigma: null });
+      expect(Math.abs(c.gain.value / tr.gain.value - 1)).to.be.below(0.15);
+      expect(c.notIdentifiable).to.include('kc');
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+const OFFSET_TOLERANCE_DEG = 3;

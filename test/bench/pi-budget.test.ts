@@ -15,19 +15,23 @@ describe('bench/pi-budget', () => {
   });
 
   it('keeps the quota at the 1 ms floor with the shortest period the share allows', () => {
-    expect(quotaFor(0.2)).to.deep.equal({ quotaUs: 1000, periodUs: 5000 });
-    expect(quotaFor(0.093)).to.deep.equal({ quotaUs: 1000, periodUs: 10753 });
-    expect(quotaFor(0.2, 100_000)).to.deep.equal({ quotaUs: 20_000, periodUs: 100_000 });
+    expect(quotaFor(0.2)).to.deep.equal({ quotaUs: 1000, rtUs: 1000, periodUs: 10_000 });
+    expect(quotaFor(0.093)).to.deep.equal({ quotaUs: 1000, rtUs: 1000, periodUs: 21_505 });
+    expect(quotaFor(0.2, 100_000)).to.deep.equal({ quotaUs: 10_000, rtUs: 10_000, periodUs: 100_000 });
     expect(() => quotaFor(0)).to.throw(/\(0, 1\]/);
   });
 
   it('writes a v1 group: period, quota and a high weight', () => {
     mkdirSync(path.join(root, 'cpu'));
     writeFileSync(path.join(root, 'cpu', 'cpu.cfs_quota_us'), '-1');
+    mkdirSync(path.join(root, 'cpu', 'g'));
+    writeFileSync(path.join(root, 'cpu', 'g', 'cpu.rt_runtime_us'), '0');
     const ctl = cpuController(root)!;
     expect(ctl).to.deep.equal({ version: 1, dir: path.join(root, 'cpu') });
     const dir = confine(ctl, 'g', 0.2);
-    expect(readFileSync(path.join(dir, 'cpu.cfs_period_us'), 'utf8')).to.equal('5000');
+    expect(readFileSync(path.join(dir, 'cpu.cfs_period_us'), 'utf8')).to.equal('10000');
+    expect(readFileSync(path.join(dir, 'cpu.rt_period_us'), 'utf8')).to.equal('10000');
+    expect(readFileSync(path.join(dir, 'cpu.rt_runtime_us'), 'utf8')).to.equal('1000');
     expect(readFileSync(path.join(dir, 'cpu.cfs_quota_us'), 'utf8')).to.equal('1000');
     expect(readFileSync(path.join(dir, 'cpu.shares'), 'utf8')).to.equal('262144');
   });
@@ -35,7 +39,7 @@ describe('bench/pi-budget', () => {
   it('writes a v2 group: cpu.max and cpu.weight', () => {
     writeFileSync(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
     const dir = confine(cpuController(root)!, 'g', 0.5);
-    expect(readFileSync(path.join(dir, 'cpu.max'), 'utf8')).to.equal('1000 2000');
+    expect(readFileSync(path.join(dir, 'cpu.max'), 'utf8')).to.equal('2000 4000');
     expect(readFileSync(path.join(dir, 'cpu.weight'), 'utf8')).to.equal('10000');
   });
 

@@ -143,14 +143,19 @@ export function histogramPercentile(a: Map<number, number>, b: Map<number, numbe
   return Infinity;
 }
 
-/** RSS (MB) of each process in the group, with its command line shortened. */
-function groupRss(dir: string): { pid: number; what: string; rssMb: number }[] {
+/** RSS and PSS (MB) of each process in the group, with its command line shortened. */
+function groupRss(dir: string): { pid: number; what: string; rssMb: number; pssMb: number }[] {
   const pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
   const out = [];
   for (const pid of pids) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      // PSS: the pages shared between processes (the node binary) counted once over them all.
+      const rollup = existsSync(`/proc/${pid}/smaps_rollup`)
+        ? readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+        : '';
+      const pss = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? NaN) / 1024;
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
       const what = cmd[0]?.endsWith('ffmpeg')
         ? 'ffmpeg'
@@ -159,7 +164,7 @@ function groupRss(dir: string): { pid: number; what: string; rssMb: number }[] {
           : cmd.includes('dist/main.js')
             ? 'server (+ twin)'
             : cmd.slice(0, 2).join(' ');
-      out.push({ pid, what, rssMb: rss });
+      out.push({ pid, what, rssMb: rss, pssMb: pss });
     } catch {
       // gone meanwhile
     }
@@ -204,7 +209,7 @@ export interface BudgetRow {
   readonly viewerHz: number;
   readonly cpuShareUsed: number;
   readonly throttledShare: number;
-  readonly rss: { pid: number; what: string; rssMb: number; cpuShare: number }[];
+  readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
   readonly physicsLine: string;
 }
 
@@ -435,6 +440,7 @@ export async function runBudget(
 
 export function printBudget(r: BudgetRow): void {
   const rssSum = r.rss.reduce((s, p) => s + p.rssMb, 0);
+  const pssSum = r.rss.reduce((s, p) => s + p.pssMb, 0);
   const ok = (b: boolean) => (b ? 'ok  ' : 'MISS');
   console.log(
     `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core`,
@@ -458,7 +464,7 @@ export function printBudget(r: BudgetRow): void {
     `      group CPU ${(r.cpuShareUsed * 100).toFixed(1)} % of a core; throttled in ${(r.throttledShare * 100).toFixed(0)} % of the periods`,
   );
   console.log(
-    `      RSS ${rssSum.toFixed(0)} MB: ${r.rss.map((p) => `${p.what} ${p.rssMb.toFixed(0)} MB (CPU ${(p.cpuShare * 100).toFixed(1)} %)`).join(', ')}`,
+    `      RSS ${rssSum.toFixed(0)} MB (PSS ${pssSum.toFixed(0)} MB): ${r.rss.map((p) => `${p.what} ${p.rssMb.toFixed(0)} MB (CPU ${(p.cpuShare * 100).toFixed(1)} %)`).join(', ')}`,
   );
 }
 

@@ -65,7 +65,7 @@ export interface RealBenchResult {
   readonly rest: RestRate[];
 }
 
-async function startEmulatorProcess(robot: string): Promise<{ child: ChildProcess; device: string }> {
+export async function startEmulatorProcess(robot: string): Promise<{ child: ChildProcess; device: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/main.ts', '--robot', robot], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,7 +82,7 @@ async function startEmulatorProcess(robot: string): Promise<{ child: ChildProces
   return { child, device };
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');

@@ -64,6 +64,11 @@ if (process.argv.includes('limp-rest')) {
   await runLimpRestBench(robots.length ? robots : ['ergo-jr', 'torso', 'humanoid'], starts, seconds);
   process.exit(0);
 }
+/** `npm run bench -- pi-budget [ergo-jr|torso ...] [share ...] [camera]`: a --shadow server in a Pi core's share. */
+if (process.argv.includes('pi-budget')) {
+  await import('./pi-budget.ts');
+  process.exit(0);
+}
 /** `npm run bench -- step-cost [robot or config.json ...] [seconds]`: a step of the moving robot and Rapier's share. */
 if (process.argv.includes('step-cost')) {
   const { runStepCostBench } = await import('./step-cost.ts');

@@ -290,6 +290,13 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
             timeouts: [...real.health.values()].reduce((sum, h) => sum + h.timeouts, 0),
           })
         : undefined,
+      shadow:
+        shadow &&
+        (() => ({
+          twinTime: shadow.sim.clock.now(),
+          busy: shadow.stats.busyMs / 1000,
+          reanchored: shadow.stats.reanchored,
+        })),
     },
     opts.metricsLabels,
     { process: opts.processMetrics },

@@ -26,6 +26,8 @@ export interface MetricSources {
   readonly physics?: () => { readonly steps: number; readonly stepWallTime: number };
   /** Real only: the bus's transactions and reply timeouts so far. */
   readonly bus?: () => { readonly transactions: number; readonly timeouts: number };
+  /** Real with --shadow: the twin's clock (s), the wall time it spent on cycles (s) and its re-anchorings. */
+  readonly shadow?: () => { readonly twinTime: number; readonly busy: number; readonly reanchored: number };
 }
 
 /** The last request a server answered (the classroom's list shows it). */
@@ -91,7 +93,30 @@ export class RobotMetrics implements AnswerCounter {
         this.set(sources.runningPrimitives());
       },
     });
-    const { realTimeFactor, physics, bus } = sources;
+    const { realTimeFactor, physics, bus, shadow } = sources;
+    if (shadow) {
+      // The twin's clock against the wall's over two scrapes is its real-time factor (bench/pi-budget.ts).
+      new Gauge({
+        name: 'poppy_shadow_twin_seconds',
+        help: "the shadow twin's clock: sim seconds it has stepped (it drops the time it re-anchors over)",
+        registers,
+        collect() {
+          this.set(shadow().twinTime);
+        },
+      });
+      totalCounter(
+        registers,
+        'poppy_shadow_busy_seconds_total',
+        'wall time the twin spent on cycles',
+        () => shadow().busy,
+      );
+      totalCounter(
+        registers,
+        'poppy_shadow_reanchored_total',
+        'times the twin fell a second behind and was put back on the measured pose',
+        () => shadow().reanchored,
+      );
+    }
     if (realTimeFactor)
       new Gauge({
         name: 'poppy_sim_real_time_factor',

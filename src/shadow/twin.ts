@@ -1,8 +1,8 @@
 /**
  * Shadow mode: a physics twin beside the real robot. Every command the server writes to the real servos is also
  * written to the twin's (a tap on the real backend's command path), and the twin's time advances by the bus loop's
- * cycles, so that both see the same commands at the same instants; joints whose servo is compliant follow the
- * measured real angle; the twin starts from the measured pose. After each cycle the comparator weighs the real
+ * cycles, so that both see the same commands at the same instants; joints whose servo is compliant are followed (the
+ * twin's hand keeps them near the measured angle), not judged; the twin starts from the measured pose. After each cycle the comparator weighs the real
  * readings against the twin's (src/shadow/comparator.ts).
  */
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -32,8 +32,11 @@ import {
  * put back on the measured pose instead of catching up.
  */
 const MAX_CATCH_UP_S = 1;
-/** A compliant joint is put back on the real angle when the twin's is this far from it (degrees). */
-const FOLLOW_DEG = 0.2;
+/**
+ * A compliant joint's slack about its measured angle (degrees): within it the twin's own physics moves the joint (the
+ * same gravity, contacts and friction as the real one); beyond, the twin's hand pulls it back. About 3 XL-320 counts.
+ */
+const FOLLOW_SLACK_DEG = 1;
 
 export interface ShadowOptions {
   readonly config: RobotConfig;
@@ -41,6 +44,8 @@ export interface ShadowOptions {
   readonly real: RealBackend;
   /** An event raised is a warning, its clearing news. */
   readonly log: (line: string, level: 'warn' | 'info') => void;
+  /** The wall clock the cycle reports' `startedAt` are on, epoch ms (default performance's; tests script it). */
+  readonly wallMs?: () => number;
 }
 
 export interface ShadowStatus {
@@ -145,14 +150,44 @@ export class ShadowTwin {
 
   /**
    * Puts joints at rest on the given angles (raw degrees by id), their servos keeping the goals they were sent:
-   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not (a goal
-   * written a cycle before its torque enable must survive the cycle in which the twin still follows the joint).
+   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not.
    */
   async #place(pose: ReadonlyMap<number, number>): Promise<void> {
     if (!pose.size) return;
     const goals = await this.sim.bus.read([...pose.keys()], 'goal_position');
     this.sim.simulation.setPose(pose);
     await this.sim.bus.write('goal_position', goals);
+  }
+
+  /**
+   * Compliant joints are followed, not judged: the twin's hand keeps each within FOLLOW_SLACK_DEG of its measured angle
+   * (a hand moving the real arm moves the twin's), and lets the twin's physics carry it within (docs/decisions/
+   * 0056-shadow-follows-limp-joints.md: a teleport stopped every joint of the world). A stiff joint is let go.
+   */
+  #follow(
+    torque: ReadonlyMap<number, RawValue>,
+    realPos: ReadonlyMap<number, RawValue> | undefined,
+    realSpeed: ReadonlyMap<number, RawValue> | undefined,
+  ): void {
+    const hand = this.sim.simulation.hand;
+    const stiff: number[] = [];
+    for (const m of this.#motors) {
+      if (torque.get(m.id) !== 0) {
+        stiff.push(m.id);
+        continue;
+      }
+      const p = realPos?.get(m.id);
+      const v = realSpeed?.get(m.id);
+      // A reading missing this cycle (a dropped reply): the hand keeps the last one, carried on briefly.
+      if (typeof p !== 'number') continue;
+      hand.follow(
+        m.id,
+        positionToDeg(m.spec, p),
+        typeof v === 'number' ? speedToDegS(m.spec, v) : 0,
+        FOLLOW_SLACK_DEG,
+      );
+    }
+    hand.release(stiff);
   }
 
   #onCycle(report: CycleReport): void {
@@ -170,8 +205,8 @@ export class ShadowTwin {
       this.#owed = 0;
     }
     // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
-    const t =
-      this.#opts.real.clock.now() - (performance.timeOrigin + performance.now() - report.startedAt) / 1000;
+    const wallMs = this.#opts.wallMs?.() ?? performance.timeOrigin + performance.now();
+    const t = this.#opts.real.clock.now() - (wallMs - report.startedAt) / 1000;
     const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
     // The writes this cycle sent (a busy server may have queued them several cycles before the bus process got them):
     // the twin runs the time up to the cycle with the commands before them, then takes them.
@@ -196,17 +231,7 @@ export class ShadowTwin {
     const realPos = values.get('present_position');
     if (reanchor) await this.#reanchor(realPos);
     const torque = await sim.bus.read(ids, 'torque_enable');
-    // Compliant joints follow the real ones (a hand moving the arm moves the twin's too).
-    const follow = new Map<number, number>();
-    const twinPos0 = await sim.bus.read(ids, 'present_position');
-    for (const m of this.#motors) {
-      const v = realPos?.get(m.id);
-      if (torque.get(m.id) !== 0 || typeof v !== 'number') continue;
-      const deg = positionToDeg(m.spec, v);
-      if (Math.abs(deg - positionToDeg(m.spec, twinPos0.get(m.id) as number)) > FOLLOW_DEG)
-        follow.set(m.id, deg);
-    }
-    await this.#place(follow);
+    this.#follow(torque, realPos, values.get('present_speed'));
     const steps = Math.floor(this.#owed / sim.dt + 1e-9);
     if (steps > 0) {
       this.#owed -= steps * sim.dt;

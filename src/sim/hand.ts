@@ -6,6 +6,15 @@ import type { PhysicsWorld } from './world.ts';
 import type { SimServo } from './servo.ts';
 
 const DEG = Math.PI / 180;
+/** A followed joint's measured angle is carried on at its measured speed for this long at most (s): 3 bus cycles. */
+const FOLLOW_LEAD_S = 0.06;
+/**
+ * The follow's spring (N.m/rad) and damper (N.m.s/rad) per N.m of the servo's stall torque: stiffer than a person's
+ * hand, so that a load sags the joint a fraction of a degree, and about critically damped on the armature alone
+ * (armatures are 0.002 to 0.003 kg.m^2 per N.m of stall); explicit, k dt^2 / armature stays under 0.1.
+ */
+const FOLLOW_STIFFNESS = 30;
+const FOLLOW_DAMPING = 0.5;
 
 interface Hand {
   readonly world: PhysicsWorld;
@@ -18,6 +27,8 @@ interface Hand {
   readonly arrive: number;
   /** Constant torque mode (push) when defined. */
   readonly torque?: number;
+  /** Follow mode (follow()): the measured angle (rad) and speed (rad/s) at sim time t, and the slack (rad). */
+  follow?: { at: number; speed: number; t: number; slack: number };
   /** Lets go (and settles whoever waits for it). */
   readonly done: () => void;
 }
@@ -42,6 +53,8 @@ export class SimHands {
         this.#addHand(id, rawDeg * DEG, 0.8 * duration, duration, undefined, signal),
       push: (id, torque, duration, signal) => this.#addHand(id, NaN, 0, duration, torque, signal),
       hold: (id, rawDeg, duration) => this.#hold(id, rawDeg * DEG, duration),
+      follow: (id, rawDeg, rawDegS, slackDeg) =>
+        this.#follow(id, rawDeg * DEG, rawDegS * DEG, slackDeg * DEG),
       release: (ids) => this.release((id) => !ids || ids.includes(id)),
       holding: () => [...this.#active].filter((h) => h.torque === undefined).map((h) => h.servo.id),
     };
@@ -90,6 +103,19 @@ export class SimHands {
     return this.#clock.sleepUntil(started.hand.start + duration);
   }
 
+  /** Starts following motor `id`, or moves the angle an existing follow keeps to. */
+  #follow(id: number, at: number, speed: number, slack: number): void {
+    const t = this.#clock.now();
+    for (const h of this.#active)
+      if (h.servo.id === id && h.follow) {
+        h.follow = { at, speed, t, slack };
+        return;
+      }
+    const started = this.#startHand(id, at, 0, undefined);
+    if (!started) throw hardwareError(`motor ${id} is not in the simulation`);
+    started.hand.follow = { at, speed, t, slack };
+  }
+
   #startHand(
     id: number,
     to: number,
@@ -129,6 +155,10 @@ export class SimHands {
       world.setExternalTorque(h.joint, h.torque);
       return;
     }
+    if (h.follow) {
+      world.setExternalTorque(h.joint, this.#followTorque(h, h.follow, t));
+      return;
+    }
     const tau = h.arrive > 0 ? Math.min(1, elapsed / h.arrive) : 1;
     const s = tau * tau * tau * (10 - 15 * tau + 6 * tau * tau);
     const target = h.from + (h.to - h.from) * s;
@@ -141,5 +171,22 @@ export class SimHands {
       Math.min(cap, k * (target - world.angle(h.joint)) - c * world.velocity(h.joint)),
     );
     world.setExternalTorque(h.joint, torque);
+  }
+
+  /**
+   * Following: nothing while the joint is within the slack of the measured angle (carried on at its measured speed
+   * for up to FOLLOW_LEAD_S), so the world's own physics moves it; beyond, a spring on the excess and a damper on the
+   * speed difference, capped as a hand.
+   */
+  #followTorque(h: Hand, f: NonNullable<Hand['follow']>, t: number): number {
+    const q = h.world.angle(h.joint);
+    const error = f.at + f.speed * Math.min(FOLLOW_LEAD_S, Math.max(0, t - f.t)) - q;
+    const over = Math.abs(error) - f.slack;
+    if (over <= 0) return 0;
+    const stall = h.servo.spec.stallTorque;
+    const cap = 2 * stall;
+    const speedError = h.world.velocity(h.joint) - f.speed;
+    const torque = stall * (FOLLOW_STIFFNESS * Math.sign(error) * over - FOLLOW_DAMPING * speedError);
+    return Math.max(-cap, Math.min(cap, torque));
   }
 }

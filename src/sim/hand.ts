@@ -4,6 +4,7 @@ import { AbortError, type SteppedClock } from '../core/clock.ts';
 import { hardwareError } from '../core/errors.ts';
 import type { PhysicsWorld } from './world.ts';
 import type { SimServo } from './servo.ts';
+import { frictionBudget } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
 /** A followed joint's measured angle is carried on at its measured speed for this long at most (s): 3 bus cycles. */
@@ -15,6 +16,15 @@ const FOLLOW_LEAD_S = 0.06;
  */
 const FOLLOW_STIFFNESS = 30;
 const FOLLOW_DAMPING = 0.5;
+/**
+ * The follow pushes no harder than the limp link needs to move as measured (docs/decisions/0056): its weight's torque
+ * when lifting it, its gearbox friction, and an acceleration (rad/s^2) of what the joint carries: FOLLOW_ACCEL_MOVING
+ * while the measured joint moves that way (a 60-degree drag in 0.6 s peaks at 16), FOLLOW_ACCEL while it stands.
+ */
+const FOLLOW_ACCEL = 20;
+const FOLLOW_ACCEL_MOVING = 60;
+/** A joint moves (rad/s) above this: 4 degrees/s, the comparator's "still". */
+const FOLLOW_MOVING = (4 * Math.PI) / 180;
 
 interface Hand {
   readonly world: PhysicsWorld;
@@ -176,17 +186,30 @@ export class SimHands {
   /**
    * Following: nothing while the joint is within the slack of the measured angle (carried on at its measured speed
    * for up to FOLLOW_LEAD_S), so the world's own physics moves it; beyond, a spring on the excess and a damper on the
-   * speed difference, capped as a hand.
+   * speed difference, capped at what the link needs. While the measured joint moves that way, or the twin's is carried
+   * away from it (a parent dragging its link along the table), the cap takes in the friction its own push adds to the
+   * gears' load (twice round: the load terms are under 0.5); while both stand, the friction at rest only: a joint held
+   * beyond the slack then is against something in the twin (the table, a link), and is not pressed into it.
    */
   #followTorque(h: Hand, f: NonNullable<Hand['follow']>, t: number): number {
-    const q = h.world.angle(h.joint);
-    const error = f.at + f.speed * Math.min(FOLLOW_LEAD_S, Math.max(0, t - f.t)) - q;
+    const error = f.at + f.speed * Math.min(FOLLOW_LEAD_S, Math.max(0, t - f.t)) - h.world.angle(h.joint);
     const over = Math.abs(error) - f.slack;
     if (over <= 0) return 0;
+    const sign = Math.sign(error);
     const stall = h.servo.spec.stallTorque;
-    const cap = 2 * stall;
-    const speedError = h.world.velocity(h.joint) - f.speed;
-    const torque = stall * (FOLLOW_STIFFNESS * Math.sign(error) * over - FOLLOW_DAMPING * speedError);
+    const speed = h.world.velocity(h.joint);
+    const load = h.world.load(h.joint);
+    const weight = load.torque - h.world.externalTorque(h.joint);
+    const lift = Math.max(0, -sign * weight);
+    const needed = (push: number, accel: number) =>
+      lift + frictionBudget(h.servo.model.friction, speed, 0, weight + push) + accel * load.inertia;
+    const a = FOLLOW_ACCEL_MOVING;
+    const moving = sign * f.speed > FOLLOW_MOVING || sign * speed < -FOLLOW_MOVING;
+    const cap = Math.min(
+      2 * stall,
+      moving ? needed(sign * needed(sign * needed(0, a), a), a) : needed(0, FOLLOW_ACCEL),
+    );
+    const torque = stall * (FOLLOW_STIFFNESS * sign * over - FOLLOW_DAMPING * (speed - f.speed));
     return Math.max(-cap, Math.min(cap, torque));
   }
 }

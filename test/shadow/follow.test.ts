@@ -6,7 +6,10 @@
 import { expect } from 'chai';
 import { userToRaw } from '../../src/core/frames.ts';
 import { mulberry32, uniform } from '../../src/core/prng.ts';
-import { positionToDeg } from '../../src/dynamixel/registers.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../../src/dynamixel/registers.ts';
+import { SimBackend } from '../../src/sim/backend.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
 import { ERGO_JR_HELD, type HoldPlan, TORSO_HELD } from './held.ts';
 import { type Beside, besideTwin, minJerk } from './sim-real.ts';
 
@@ -72,6 +75,67 @@ async function holdAndMove(b: Beside, plan: HoldPlan, seconds: number, seed: num
     gotos.tick(t);
   });
 }
+
+describe("the twin's follow hand (HandTool.follow), on the Ergo Jr", function () {
+  this.timeout(30000);
+  let sim: SimBackend;
+  const spec = modelSpec('XL-320');
+  const deg = (name: string) => (sim.jointAngles().get(name)! * 180) / Math.PI;
+  /** m2 stiff upright, m3 limp with the forearm lying on the table, m5 stiff at -55 raw. */
+  beforeEach(async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    sim = new SimBackend({ config, urdf: await loadUrdf(config.urdfPath), speed: 'manual' });
+    await sim.open();
+    const pose = new Map([
+      [1, 0],
+      [2, 0],
+      [3, 0],
+      [4, 0],
+      [5, -55],
+      [6, 0],
+    ]);
+    sim.simulation.setPose(pose);
+    await sim.bus.write('goal_position', new Map([...pose].map(([id, d]) => [id, degToPosition(spec, d)])));
+    await sim.bus.write('torque_enable', new Map([1, 2, 3, 4, 5, 6].map((id) => [id, id === 3 ? 0 : 1])));
+    await sim.advance(1);
+  });
+  afterEach(() => sim.close());
+
+  it('keeps a limp joint within 2 degrees of a hand moving it, up off the table and back, 0.6 to 1.5 s a move', async () => {
+    for (const duration of [1.5, 1, 0.6]) {
+      let worst = 0;
+      for (const [from, to] of [
+        [0, 60],
+        [60, 10],
+        [10, 50],
+        [50, 0],
+      ] as const) {
+        const at = (t: number) => minJerk(from, to, duration, t);
+        for (let t = 0; t < duration + 0.5; t += 0.02) {
+          sim.simulation.hand.follow(3, at(t), (at(t + 0.01) - at(t - 0.01)) / 0.02, 1);
+          await sim.advance(0.02);
+          worst = Math.max(worst, Math.abs(deg('m3') - at(t + 0.02)));
+        }
+      }
+      expect(worst, `moves of ${duration} s`).to.be.below(2.5);
+    }
+  });
+
+  it('does not press a link the table stops into it: the stiff joint above stays where it was', async () => {
+    const m2 = deg('m2');
+    // The measured joint stands 35 degrees further than the table lets the twin's forearm go.
+    for (let t = 0; t < 2; t += 0.02) {
+      sim.simulation.hand.follow(3, -60, 0, 1);
+      await sim.advance(0.02);
+    }
+    expect(deg('m3'), 'stopped by the table').to.be.above(-40);
+    expect(deg('m2') - m2, 'm2 pushed').to.be.closeTo(0, 1.5);
+    // A person's hand (drag) there presses the arm away: what a push on the real robot is.
+    void sim.simulation.hand.drag(3, -60, 1.5);
+    await sim.advance(1.5);
+    expect(deg('m2') - m2, 'm2 pushed by a hand').to.be.above(10);
+  });
+});
 
 /** Sim seconds per robot: SHADOW_HOLD_S (600 for issue 44's ten minutes, about 3 min of one core per robot). */
 const SECONDS = Number(process.env.SHADOW_HOLD_S ?? 30);

@@ -28,7 +28,8 @@ export const TORSO_HELD: HoldPlan = {
     l_shoulder_y: [-60, 0],
     l_shoulder_x: [5, 30],
     l_arm_z: [-30, 30],
-    l_elbow_y: [10, 70],
+    // Bent further with the arm hanging, the forearm meets the table.
+    l_elbow_y: [0, 25],
   },
   gotos: {
     abs_z: [-30, 30],

@@ -62,7 +62,10 @@ export class ShadowTwin {
   readonly #offs: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
   #lastCycleAt: number | undefined;
+  /** Time to run not yet run (under a step), the time of the cycles queued, and the re-anchorings so far. */
   #owed = 0;
+  #behind = 0;
+  #epoch = 0;
   #failed = new Set<string>();
   /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
   #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
@@ -192,18 +195,20 @@ export class ShadowTwin {
 
   #onCycle(report: CycleReport): void {
     const at = report.startedAt / 1000;
-    const dt = this.#lastCycleAt === undefined ? 0 : at - this.#lastCycleAt;
+    const dt = this.#lastCycleAt === undefined ? 0 : Math.max(0, at - this.#lastCycleAt);
     this.#lastCycleAt = at;
-    this.#owed += Math.max(0, dt);
-    const reanchor = this.#owed > MAX_CATCH_UP_S;
+    this.#behind += dt;
+    const reanchor = this.#behind > MAX_CATCH_UP_S;
     if (reanchor) {
       this.#opts.log(
-        `shadow: the twin was ${this.#owed.toFixed(2)} s behind the robot (a stalled server); ` +
+        `shadow: the twin was ${this.#behind.toFixed(2)} s behind the robot (a stalled server); ` +
           'put back on the measured pose',
         'warn',
       );
-      this.#owed = 0;
+      // The cycles still queued before this one take their writes and drop their time.
+      this.#epoch++;
     }
+    const epoch = this.#epoch;
     // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
     const wallMs = this.#opts.wallMs?.() ?? performance.timeOrigin + performance.now();
     const t = this.#opts.real.clock.now() - (wallMs - report.startedAt) / 1000;
@@ -214,7 +219,7 @@ export class ShadowTwin {
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
     const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
     this.#queue = this.#queue
-      .then(() => this.#cycle(values, writes, t, reanchor))
+      .then(() => this.#cycle(values, writes, t, reanchor, dt, epoch))
       .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`, 'warn'));
   }
 
@@ -223,15 +228,25 @@ export class ShadowTwin {
     writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
     t: number,
     reanchor: boolean,
+    dt: number,
+    epoch: number,
   ): Promise<void> {
+    this.#behind -= dt;
     if (this.#closed) return;
-    const started = performance.now();
     const { sim } = this;
+    if (epoch !== this.#epoch) {
+      for (const [reg, v] of writes) this.#apply(reg, v);
+      return;
+    }
+    const started = performance.now();
     const ids = this.#motors.map((m) => m.id);
     const realPos = values.get('present_position');
     if (reanchor) await this.#reanchor(realPos);
     const torque = await sim.bus.read(ids, 'torque_enable');
     this.#follow(torque, realPos, values.get('present_speed'));
+    // This cycle's own time, then its writes: a burst of cycles (a busy server) runs each in turn, never all the time
+    // first with the commands of the first.
+    this.#owed += reanchor ? 0 : dt;
     const steps = Math.floor(this.#owed / sim.dt + 1e-9);
     if (steps > 0) {
       this.#owed -= steps * sim.dt;

@@ -82,10 +82,10 @@ describe('the shadow twin, scripted', function () {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };
 
-  beforeEach(async () => {
+  /** The Ergo Jr's twin beside `real`, m3 at 30 degrees. */
+  const openTwin = async (real: ScriptedReal): Promise<ShadowTwin> => {
     const config = await loadRobotConfig('ergo-jr');
-    real = new ScriptedReal();
-    twin = new ShadowTwin({
+    const twin = new ShadowTwin({
       config,
       urdf: await loadUrdf(config.urdfPath),
       real: real as unknown as RealBackend,
@@ -94,6 +94,12 @@ describe('the shadow twin, scripted', function () {
     });
     real.positions.set(3, 30);
     await twin.open();
+    return twin;
+  };
+
+  beforeEach(async () => {
+    real = new ScriptedReal();
+    twin = await openTwin(real);
   });
   afterEach(() => twin.close());
 
@@ -120,6 +126,46 @@ describe('the shadow twin, scripted', function () {
     real.cycle(0);
     await settle();
     expect(twin.sim.simulation.hand.holding(), 'the hand follows compliant joints only').to.not.include(3);
+  });
+
+  /** The twin's m1 (raw degrees) every 10 cycles of a 1 s goto of 40 degrees, the cycles coming `burst` at a time. */
+  const gotoInBursts = async (burst: number): Promise<number[]> => {
+    const ids = [1, 2, 3, 4, 5, 6];
+    real.queue(
+      'goal_position',
+      ids.map((id) => [id, degToPosition(real.spec, real.positions.get(id)!)]),
+    );
+    real.queue(
+      'torque_enable',
+      ids.map((id) => [id, 1]),
+    );
+    real.cycle(2);
+    await settle();
+    const at: number[] = [];
+    for (let i = 1; i <= 60; i++) {
+      const s = Math.min(1, i / 50);
+      real.queue('goal_position', [[1, degToPosition(real.spec, 40 * s * s * (3 - 2 * s))]]);
+      // A busy server: the reports of `burst` cycles wait for it, then come all at once.
+      real.cycle(1);
+      if (i % burst === 0) await settle();
+      if (i % 10 === 0) {
+        await settle();
+        at.push(
+          positionToDeg(real.spec, (await twin.sim.bus.read([1], 'present_position')).get(1) as number),
+        );
+      }
+    }
+    return at;
+  };
+
+  it('runs each cycle of a burst in turn, its time then its commands, as it runs them one by one', async () => {
+    const oneByOne = await gotoInBursts(1);
+    await twin.close();
+    real = new ScriptedReal();
+    twin = await openTwin(real);
+    const inBursts = await gotoInBursts(10);
+    expect(inBursts, `one by one ${oneByOne.join(' ')}`).to.deep.equal(oneByOne);
+    expect(oneByOne.at(-1)).to.be.closeTo(40, 3);
   });
 
   it('follows a compliant joint moved by hand, within its slack, without changing its goal', async () => {

@@ -7,14 +7,8 @@
  */
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import {
-  type BusRegister,
-  type ModelSpec,
-  type RawValue,
-  loadToPercent,
-  positionToDeg,
-  speedToDegS,
-} from '../dynamixel/registers.ts';
+import { type BusRegister, type RawValue, positionToDeg, speedToDegS } from '../dynamixel/registers.ts';
+import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { SimBackend } from '../sim/backend.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
@@ -38,6 +32,11 @@ const MAX_CATCH_UP_S = 1;
  */
 const FOLLOW_SLACK_DEG = 1;
 
+interface ShadowMotor extends UserFrameMotor {
+  readonly id: number;
+  readonly name: string;
+}
+
 export interface ShadowOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
@@ -58,7 +57,7 @@ export class ShadowTwin {
   readonly sim: SimBackend;
   readonly comparator: Comparator;
   readonly #opts: ShadowOptions;
-  readonly #motors: readonly { readonly id: number; readonly name: string; readonly spec: ModelSpec }[];
+  readonly #motors: readonly ShadowMotor[];
   readonly #offs: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
   #lastCycleAt: number | undefined;
@@ -80,6 +79,7 @@ export class ShadowTwin {
       id: m.id,
       name: m.name,
       spec: opts.real.models.get(m.id)!,
+      frame: m,
     }));
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
@@ -260,11 +260,11 @@ export class ShadowTwin {
     );
     for (const m of this.#motors) {
       const twin = {
-        ...reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
-        goal: positionToDeg(m.spec, goal!.get(m.id) as number),
+        ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
+        goal: userFrame.position(m, goal!.get(m.id) as number),
       };
       const real = reading(
-        m.spec,
+        m,
         realPos?.get(m.id),
         values.get('present_speed')?.get(m.id),
         values.get('present_load')?.get(m.id),
@@ -277,17 +277,18 @@ export class ShadowTwin {
   }
 }
 
+/** Readings in the user's frame, as the REST motor routes give them (m2 of an Ergo Jr at -114.81, not 114.81). */
 function reading(
-  spec: ModelSpec,
+  m: ShadowMotor,
   position: RawValue | undefined,
   speed: RawValue | undefined,
   load: RawValue | undefined,
 ): Reading | undefined {
   if (typeof position !== 'number' || typeof speed !== 'number' || typeof load !== 'number') return undefined;
   return {
-    position: positionToDeg(spec, position),
-    speed: speedToDegS(spec, speed),
-    load: loadToPercent(load),
+    position: userFrame.position(m, position),
+    speed: userFrame.speed(m, speed),
+    load: userFrame.load(m, load),
   };
 }
 
@@ -314,10 +315,10 @@ export function describeClear(e: ShadowEvent): string {
   return `shadow: ${e.motor} ${e.kind} cleared: back within the band${lasted}`;
 }
 
-/** The comparison as the live state stream carries it: per motor of `robot`, in its order, the twin in user degrees. */
+/** The comparison as the live state stream carries it: per motor of `robot`, in its order, in the user's frame. */
 export function shadowForStream(
   twin: ShadowTwin,
-  robot: { readonly motors: readonly { readonly name: string; toUser(rawDeg: number): number }[] },
+  robot: { readonly motors: readonly { readonly name: string }[] },
 ): {
   twin: (number | null)[];
   error: (number | null)[];
@@ -327,10 +328,7 @@ export function shadowForStream(
   const byName = new Map(twin.comparator.status().map((c) => [c.motor, c]));
   const cs = robot.motors.map((m) => byName.get(m.name));
   return {
-    twin: robot.motors.map((m, i) => {
-      const p = cs[i]?.twin?.position;
-      return p === undefined ? null : round(m.toUser(p), 2);
-    }),
+    twin: cs.map((c) => (c?.twin ? round(c.twin.position, 2) : null)),
     error: cs.map((c) => (c?.error == null ? null : round(c.error, 2))),
     state: cs.map((c) => c?.state ?? 'agree'),
     events: twin.comparator.active().map((e) => ({ motor: e.motor, kind: e.kind, since: round(e.since, 3) })),

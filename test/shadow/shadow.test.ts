@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { until } from '../helpers.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 import {
   EVERYDAY_GOTOS,
@@ -52,14 +53,22 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
   });
   after(() => rig?.close());
 
-  it('answers its status: per motor the real and twin readings, the error and the band', async () => {
-    const s = await status();
+  it("answers its status: per motor the real and twin readings in the user's frame, the error and the band", async () => {
+    // At rest: the limp m3 and m6 fall after the start's goto, and m2 sags under them.
+    const s = await until('the robot at rest', async () => {
+      const now = await status();
+      return now.motors.every((m) => Math.abs(m.real?.speed ?? 99) < 2) ? now : undefined;
+    });
     expect(s.motors.map((m) => m.motor)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
     for (const m of s.motors) {
       expect(m.error, m.motor).to.be.a('number');
       expect(m.band, m.motor).to.be.at.least(3);
+      // The REST motor routes' degrees: m2 (indirect) at -60 there is at -60 here, not 60.
+      expect(m.real!.position, m.motor).to.be.closeTo(await present(m.motor), 1);
       if (LIMP.includes(m.motor)) expect(m.state, m.motor).to.equal('compliant');
     }
+    expect(s.motors[1]!.real!.position).to.be.closeTo(-60, 10);
+    expect(s.motors[1]!.twin!.position).to.be.closeTo(-60, 10);
     expect((await call('GET', '/shadow/events.json?since=abc')).status).to.equal(400);
     // The live state carries it too, per motor in the description's order, the twin in user degrees (the ghost).
     const state = (await call('GET', '/stream/state.json')).body as {
@@ -95,6 +104,11 @@ describe('shadow mode beside the Ergo Jr on the bus emulator', function () {
 
   it('offset: a servo reporting its angle shifted', () =>
     expectEvent('m4', 'offset', 'offset=4:10', 'offset=4:off'));
+
+  it("offset on an indirect servo, in the user's frame: 10 degrees more on the servo is 10 less in REST's", async () => {
+    const event = await expectEvent('m5', 'offset', 'offset=5:10', 'offset=5:off');
+    expect(event.real!.position - event.twin.position, JSON.stringify(event)).to.be.closeTo(-10, 3);
+  });
 
   it('pushed: a constant torque turning a held joint', () =>
     expectEvent('m1', 'pushed', 'push=1:0.15', 'push=1:off'));

@@ -108,6 +108,16 @@ describe('the shadow twin, scripted', function () {
     expect(pos.get(3)).to.equal(degToPosition(real.spec, 30));
   });
 
+  it("speaks the user's frame, as the REST motor routes: m3 (indirect) at raw 30 degrees is at -30", async () => {
+    real.speeds.set(3, 12);
+    real.cycle(0);
+    await settle();
+    const m3 = twin.status().motors.find((m) => m.motor === 'm3')!;
+    expect(m3.real!.position).to.be.closeTo(-30, 0.2);
+    expect(m3.real!.speed).to.be.closeTo(-12, 0.2);
+    expect(m3.twin!.position).to.be.closeTo(-30, 1.5);
+  });
+
   it('keeps a goal sent a cycle before its torque enable, while it still follows the compliant joint', async () => {
     real.cycle(0);
     // The robot makes m3 stiff where it is (goal, then torque enable: two bus writes, which a busy bus process

@@ -129,13 +129,30 @@ export class ShadowTwin {
     this.#writes.push([index, reg, values]);
   }
 
-  #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
-    this.sim.bus.write(reg, values).catch((err: unknown) => {
+  async #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
+    if (reg === 'goal_position' && this.#opts.config.bus.protocol === 1)
+      values = await this.#withinLimits(values);
+    await this.sim.bus.write(reg, values).catch((err: unknown) => {
       // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
       if (this.#failed.has(reg)) return;
       this.#failed.add(reg);
       this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`, 'warn');
     });
+  }
+
+  /**
+   * The goals a protocol 1.0 servo takes: one outside its CW/CCW limits is an angle-limit error, and the servo keeps
+   * the goal it had (docs/reference/dynamixel.md 8.3). The twin's servos, behind no protocol, would take it: a limp
+   * head hanging past its limit, made stiff where it is, then held there in the twin and went back in the robot.
+   */
+  async #withinLimits(values: ReadonlyMap<number, RawValue>): Promise<ReadonlyMap<number, RawValue>> {
+    const limits = await this.sim.bus.read([...values.keys()], 'angle_limit');
+    return new Map(
+      [...values].filter(([id, v]) => {
+        const [cw, ccw] = limits.get(id) as number[];
+        return (cw === 0 && ccw === 0) || typeof v !== 'number' || (v >= cw! && v <= ccw!);
+      }),
+    );
   }
 
   /**
@@ -235,7 +252,7 @@ export class ShadowTwin {
     if (this.#closed) return;
     const { sim } = this;
     if (epoch !== this.#epoch) {
-      for (const [reg, v] of writes) this.#apply(reg, v);
+      for (const [reg, v] of writes) await this.#apply(reg, v);
       return;
     }
     const started = performance.now();
@@ -252,7 +269,7 @@ export class ShadowTwin {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
-    for (const [reg, v] of writes) this.#apply(reg, v);
+    for (const [reg, v] of writes) await this.#apply(reg, v);
     const [pos, speed, load, goal] = await Promise.all(
       (['present_position', 'present_speed', 'present_load', 'goal_position'] as const).map((r) =>
         sim.bus.read(ids, r),

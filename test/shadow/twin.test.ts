@@ -17,6 +17,7 @@ import type { CycleReport } from '../../src/real/sync-loop.ts';
 import { BAND, Comparator, type Reading, classify } from '../../src/shadow/comparator.ts';
 import { ShadowTwin } from '../../src/shadow/twin.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
+import { besideTwin } from './sim-real.ts';
 
 /** The wall clock of the scripted cycle reports (epoch ms): it runs with the scripted backend's clock. */
 const EPOCH_MS = 1.7e12;
@@ -378,5 +379,30 @@ describe('the divergence comparator', () => {
     const events = c.events();
     expect(events).to.have.length(3);
     expect(events[0]!.since).to.be.below(events[2]!.since);
+  });
+});
+
+describe('the shadow twin beside a protocol 1.0 robot (Torso)', function () {
+  this.timeout(20000);
+
+  it('keeps the goal a servo had when the robot writes one outside its angle limits, as the servo does', async () => {
+    const b = await besideTwin('torso', 0);
+    try {
+      const headY = 37;
+      const spec = b.real.models.get(headY)!;
+      const goal = async () => (await b.twin.sim.bus.read([headY], 'goal_position')).get(headY);
+      // head_y's limits are raw 0 to 50 degrees: a limp head hanging at 95, made stiff where it is.
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 20)]]));
+      await b.run(0.04);
+      expect(await goal()).to.equal(degToPosition(spec, 20));
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 95)]]));
+      await b.run(0.04);
+      expect(await goal(), 'refused').to.equal(degToPosition(spec, 20));
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 45)]]));
+      await b.run(0.04);
+      expect(await goal()).to.equal(degToPosition(spec, 45));
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ import { runArmatureBench } from './armature.ts';
 import { runGotosBench } from './gotos.ts';
 import { printVisionRealism, runVisionBench, runVisionRealismBench } from './vision.ts';
 import { runGuardBench } from './guard.ts';
-import { runShadowBench, runShadowSoak } from './shadow.ts';
+import { runShadowBench, runShadowHeld, runShadowSoak } from './shadow.ts';
 import { realReport, runRealBench } from './real.ts';
 import { runEncodeBench, runUiBench } from './ui.ts';
 
@@ -117,6 +117,22 @@ if (process.argv.includes('shadow-soak')) {
       `shadow soak ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos, a replay both ways, a primitive, a hand move): ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
     );
     for (const e of r.events) console.log(`  ${e}`);
+  }
+  process.exit(0);
+}
+/**
+ * `npm run bench -- shadow-held [ergo-jr|torso]`: shadow mode on a robot as users hold it (issue 44), half the joints
+ * limp and moved by the emulator's hand, BENCH_SOAK_SECONDS long (default 600) per robot (both unless one is named).
+ */
+if (process.argv.includes('shadow-held')) {
+  const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
+  const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
+  for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
+    const r = await runShadowHeld(robot, seconds);
+    console.log(
+      `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,
+    );
+    for (const w of r.warnings) console.log(`  ${w}`);
   }
   process.exit(0);
 }

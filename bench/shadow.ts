@@ -14,6 +14,7 @@ import {
   TORSO_ARM_GOTOS,
   startShadowRig,
 } from '../test/shadow/emulator-process.ts';
+import { ERGO_JR_HELD, type HeldSoak, TORSO_HELD, soakHeld } from '../test/shadow/held.ts';
 
 export interface ShadowRound {
   readonly events: { motor: string; kind: string; error: string }[];
@@ -198,6 +199,24 @@ export async function runShadowSoak(robot: string, seconds: number): Promise<Soa
       events: events.map((e) => JSON.stringify(e)),
       worst,
     };
+  } finally {
+    await rig.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Shadow mode on a robot as users hold it (issue 44): `seconds` of laps of test/shadow/held.ts on the emulator with
+ * 5 % of the replies dropped: half the joints limp and moved by the emulator's hand, the others on gotos, then a
+ * primitive that leaves some limp. The events raised (the goal is none) and the shadow warnings.
+ */
+export async function runShadowHeld(robot: string, seconds: number): Promise<HeldSoak & { robot: string }> {
+  const plan = [ERGO_JR_HELD, TORSO_HELD].find((p) => p.robot === robot);
+  if (!plan) throw new Error(`no held plan for ${robot} (ergo-jr, torso)`);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-held-'));
+  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: path.join(tmp, 'records') });
+  try {
+    return { robot, ...(await soakHeld(rig, plan, seconds)) };
   } finally {
     await rig.close();
     rmSync(tmp, { recursive: true, force: true });

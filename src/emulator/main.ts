@@ -2,7 +2,7 @@
  * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2,nosync=4]`
  * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
  * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `block=2@30`,
- * `weak=3:0.4`, `push=4:0.1`, `offset=5:8`, `<kind>=<id>:off`, `clear`, `status`), so a class can pull a servo off the bus and put it back without restarting anything. Opt-in: a
+ * `weak=3:0.4`, `push=4:0.1`, `offset=5:8`, `<kind>=<id>:off`, `clear`, `status`), so a class can pull a servo off the bus and put it back without restarting anything, and the sim's hand moves joints (`hand=4@30:1.5`). Opt-in: a
  * program started in the background of a shell is stopped by the terminal when it reads from it.
  */
 import { pathToFileURL } from 'node:url';
@@ -10,6 +10,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { createInterface } from 'node:readline';
 import { type EmulatedBus, type Faults, noFaults } from './bus.ts';
+import type { HandTool } from '../sim/controls.ts';
+import type { SimBackend } from '../sim/backend.ts';
 import { type Scheduling, raiseScheduling } from '../core/priority.ts';
 import { startEmulator } from './emulator.ts';
 
@@ -149,11 +151,42 @@ export function applyFaultLine(bus: EmulatedBus, line: string): string {
   }
 }
 
-/** Reads fault lines from standard input while the emulator runs (nothing happens if stdin is closed). */
-function faultConsole(bus: EmulatedBus): void {
+/**
+ * A hand line: `hand=<id>@<deg>:<s>[+...]` drags each joint to a raw angle (degrees) over that many seconds, then lets
+ * go (a person moving a limp arm); `hand=<id>@off`, `hand=off` let go. `ids`: the robot's motors (the config's ids).
+ * Returns the line to print, or undefined for a line that is not one.
+ */
+export function applyHandLine(hand: HandTool, ids: ReadonlySet<number>, line: string): string | undefined {
+  const text = line.trim();
+  if (!text.startsWith('hand=')) return undefined;
+  const value = text.slice('hand='.length);
+  if (value === 'off') {
+    hand.release();
+    return 'hand off';
+  }
+  const moves: [number, number, number][] = [];
+  const off: number[] = [];
+  for (const entry of value.split('+')) {
+    const m = /^(\d+)@(?:(off)|(-?[\d.]+):([\d.]+))$/.exec(entry);
+    const [id, deg, s] = [Number(m?.[1]), Number(m?.[3]), Number(m?.[4])];
+    if (!m || (!m[2] && (!Number.isFinite(deg) || Math.abs(deg) > 360 || !(s > 0) || s > 60)))
+      return `error: hand=${entry}: write hand=<id>@<deg>:<seconds> (deg -360 to 360, 0 < seconds <= 60) or hand=<id>@off`;
+    if (!ids.has(id)) return `error: hand=${entry}: no motor ${id} (${[...ids].join(', ')})`;
+    if (m[2]) off.push(id);
+    else moves.push([id, deg, s]);
+  }
+  hand.release(off);
+  // Each drag resolves when the hand lets go (a later line may take the joint first).
+  for (const [id, deg, s] of moves) hand.drag(id, deg, s).catch(() => {});
+  return `hand ${value}`;
+}
+
+/** Reads fault and hand lines from standard input while the emulator runs (nothing happens if stdin is closed). */
+function faultConsole(bus: EmulatedBus, sim: SimBackend): void {
+  const ids = new Set(sim.models.keys());
   const lines = createInterface({ input: process.stdin, terminal: false });
   lines.on('line', (line) => {
-    const out = applyFaultLine(bus, line);
+    const out = applyHandLine(sim.simulation.hand, ids, line) ?? applyFaultLine(bus, line);
     if (out) console.error(out);
   });
   lines.on('error', () => {});
@@ -193,7 +226,7 @@ async function main(argv: string[]): Promise<void> {
     )
     .option(
       '--console',
-      'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, block=2@30, weak=3:off, clear, status',
+      'change the faults while it runs: lines on stdin such as drop=0.1, missing=3, block=2@30, weak=3:off, clear, status; and hand=4@30:1.5 (the sim moves a joint)',
     )
     .showHelpAfterError(false)
     .configureOutput({ outputError: (str, write) => write(str.split('\n')[0] + '\n') })
@@ -238,7 +271,7 @@ async function main(argv: string[]): Promise<void> {
   console.error(
     `emulating ${opts.robot} on ${emulator.path}${emulator.wire === 'socat' ? ' (relayed by socat)' : ''}; run: npm start -- --backend=real --robot=${opts.robot} --serial=${emulator.path}`,
   );
-  if (opts.console) faultConsole(emulator.bus);
+  if (opts.console) faultConsole(emulator.bus, emulator.sim);
   const shutdown = () => {
     emulator
       .close()

@@ -4,10 +4,11 @@
  */
 import type { MotorBus } from '../core/backend.ts';
 import { RobotError } from '../core/errors.ts';
-import { orientRaw } from '../core/frames.ts';
+import { type AngleFrame, orientRaw, rawToUser } from '../core/frames.ts';
 import type { Logger } from '../core/logger.ts';
 import {
   type BusRegister,
+  type ModelSpec,
   type RawValue,
   type SlowRegister,
   LED_COLOURS,
@@ -26,6 +27,20 @@ import {
   voltageToVolts,
 } from '../dynamixel/registers.ts';
 import type { Motor } from './motor.ts';
+
+/**
+ * A motor's position (or goal), speed and load registers in the user's frame, as REST answers them: degrees with the
+ * orientation and offset applied, degrees per second and % of torque oriented (docs/reference/robots.md 0).
+ */
+export const userFrame = {
+  position: (m: UserFrameMotor, counts: number) => round2(rawToUser(m.frame, positionToDeg(m.spec, counts))),
+  speed: (m: UserFrameMotor, v: number) => round2(orientRaw(m.frame, speedToDegS(m.spec, v))),
+  load: (m: UserFrameMotor, v: number) => orientRaw(m.frame, loadToPercent(v)) + 0,
+};
+export interface UserFrameMotor {
+  readonly frame: AngleFrame;
+  readonly spec: ModelSpec;
+}
 
 export class BusSync {
   readonly #bus: MotorBus;
@@ -75,11 +90,11 @@ export class BusSync {
     const load = await this.#busRead('present_load', all);
     for (const m of all) {
       const p = pos?.get(m.id);
-      if (typeof p === 'number') m.state.presentPosition = round2(m.toUser(positionToDeg(m.spec, p)));
+      if (typeof p === 'number') m.state.presentPosition = userFrame.position(m, p);
       const s = speed?.get(m.id);
-      if (typeof s === 'number') m.state.presentSpeed = round2(orientRaw(m.frame, speedToDegS(m.spec, s)));
+      if (typeof s === 'number') m.state.presentSpeed = userFrame.speed(m, s);
       const l = load?.get(m.id);
-      if (typeof l === 'number') m.state.presentLoad = orientRaw(m.frame, loadToPercent(l)) + 0;
+      if (typeof l === 'number') m.state.presentLoad = userFrame.load(m, l);
     }
     // Slow registers at 5 Hz, as pypot's slower sync loops do (the first values were read at start, readInitial).
     const due = slowRegistersDue(ticks, this.#rate);
@@ -125,8 +140,7 @@ export class BusSync {
       const te = torque.get(m.id);
       c.compliant = te === undefined ? true : te === 0;
       const g = goal.get(m.id);
-      c.goalPosition =
-        typeof g === 'number' ? round2(m.toUser(positionToDeg(m.spec, g))) : m.state.presentPosition;
+      c.goalPosition = typeof g === 'number' ? userFrame.position(m, g) : m.state.presentPosition;
       if (c.compliant) c.goalPosition = m.state.presentPosition;
       const s = speed.get(m.id);
       if (typeof s === 'number') c.movingSpeed = Math.abs(speedToDegS(m.spec, s));

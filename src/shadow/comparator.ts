@@ -8,7 +8,10 @@
 
 export type DivergenceKind = 'blocked' | 'pushed' | 'weak' | 'offset' | 'offline';
 
-/** One motor's state, raw frame: degrees, degrees per second, load in % of the torque available (signed). */
+/**
+ * One motor's state in the user's frame, as the REST motor routes give it: degrees (orientation and offset applied),
+ * degrees per second, load in % of the torque available (signed).
+ */
 export interface Reading {
   readonly position: number;
   readonly speed: number;

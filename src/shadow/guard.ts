@@ -67,7 +67,10 @@ export interface GuardState {
   readonly registers: MotorBus;
 }
 
-/** The shadow twin's view: the last measured angle of each motor (the twin's where none), its servos' registers. */
+/**
+ * The shadow twin's view: the last measured angle of each motor (the twin's where none; the comparator's are in the
+ * user's frame, the pose raw), its servos' registers.
+ */
 export function twinState(twin: ShadowTwin, motors: readonly Motor[]): GuardState {
   return {
     registers: twin.sim.bus,
@@ -77,7 +80,7 @@ export function twinState(twin: ShadowTwin, motors: readonly Motor[]): GuardStat
       for (const m of motors) {
         const c = readings.get(m.name);
         const deg = c?.real?.position ?? c?.twin?.position;
-        if (deg !== undefined) pose.set(m.id, deg);
+        if (deg !== undefined) pose.set(m.id, m.toRaw(deg));
       }
       return pose;
     },

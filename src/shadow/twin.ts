@@ -1,21 +1,15 @@
 /**
  * Shadow mode: a physics twin beside the real robot. Every command the server writes to the real servos is also
  * written to the twin's (a tap on the real backend's command path), and the twin's time advances by the bus loop's
- * cycles, so that both see the same commands at the same instants; joints whose servo is compliant follow the
- * measured real angle; the twin starts from the measured pose. After each cycle the comparator weighs the real
+ * cycles, so that both see the same commands at the same instants; joints whose servo is compliant are followed (the
+ * twin's hand keeps them near the measured angle), not judged; the twin starts from the measured pose. After each cycle the comparator weighs the real
  * readings against the twin's (src/shadow/comparator.ts).
  */
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import {
-  type BusRegister,
-  type ModelSpec,
-  type RawValue,
-  loadToPercent,
-  positionToDeg,
-  speedToDegS,
-} from '../dynamixel/registers.ts';
+import { type BusRegister, type RawValue, positionToDeg, speedToDegS } from '../dynamixel/registers.ts';
+import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { SimBackend } from '../sim/backend.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
@@ -33,8 +27,16 @@ import {
  * put back on the measured pose instead of catching up.
  */
 const MAX_CATCH_UP_S = 1;
-/** A compliant joint is put back on the real angle when the twin's is this far from it (degrees). */
-const FOLLOW_DEG = 0.2;
+/**
+ * A compliant joint's slack about its measured angle (degrees): within it the twin's own physics moves the joint (the
+ * same gravity, contacts and friction as the real one); beyond, the twin's hand pulls it back. About 3 XL-320 counts.
+ */
+const FOLLOW_SLACK_DEG = 1;
+
+interface ShadowMotor extends UserFrameMotor {
+  readonly id: number;
+  readonly name: string;
+}
 
 export interface ShadowOptions {
   readonly config: RobotConfig;
@@ -44,6 +46,8 @@ export interface ShadowOptions {
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
   /** An event raised is a warning, its clearing news. */
   readonly log: (line: string, level: 'warn' | 'info') => void;
+  /** The wall clock the cycle reports' `startedAt` are on, epoch ms (default performance's; tests script it). */
+  readonly wallMs?: () => number;
 }
 
 export interface ShadowStatus {
@@ -56,11 +60,14 @@ export class ShadowTwin {
   readonly sim: SimBackend;
   readonly comparator: Comparator;
   readonly #opts: ShadowOptions;
-  readonly #motors: readonly { readonly id: number; readonly name: string; readonly spec: ModelSpec }[];
+  readonly #motors: readonly ShadowMotor[];
   readonly #offs: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
   #lastCycleAt: number | undefined;
+  /** Time to run not yet run (under a step), the time of the cycles queued, and the re-anchorings so far. */
   #owed = 0;
+  #behind = 0;
+  #epoch = 0;
   #failed = new Set<string>();
   /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
   #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
@@ -80,6 +87,7 @@ export class ShadowTwin {
       id: m.id,
       name: m.name,
       spec: opts.real.models.get(m.id)!,
+      frame: m,
     }));
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
@@ -129,13 +137,30 @@ export class ShadowTwin {
     this.#writes.push([index, reg, values]);
   }
 
-  #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
-    this.sim.bus.write(reg, values).catch((err: unknown) => {
+  async #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
+    if (reg === 'goal_position' && this.#opts.config.bus.protocol === 1)
+      values = await this.#withinLimits(values);
+    await this.sim.bus.write(reg, values).catch((err: unknown) => {
       // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
       if (this.#failed.has(reg)) return;
       this.#failed.add(reg);
       this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`, 'warn');
     });
+  }
+
+  /**
+   * The goals a protocol 1.0 servo takes: one outside its CW/CCW limits is an angle-limit error, and the servo keeps
+   * the goal it had (docs/reference/dynamixel.md 8.3). The twin's servos, behind no protocol, would take it: a limp
+   * head hanging past its limit, made stiff where it is, then held there in the twin and went back in the robot.
+   */
+  async #withinLimits(values: ReadonlyMap<number, RawValue>): Promise<ReadonlyMap<number, RawValue>> {
+    const limits = await this.sim.bus.read([...values.keys()], 'angle_limit');
+    return new Map(
+      [...values].filter(([id, v]) => {
+        const [cw, ccw] = limits.get(id) as number[];
+        return (cw === 0 && ccw === 0) || typeof v !== 'number' || (v >= cw! && v <= ccw!);
+      }),
+    );
   }
 
   /**
@@ -153,8 +178,7 @@ export class ShadowTwin {
 
   /**
    * Puts joints at rest on the given angles (raw degrees by id), their servos keeping the goals they were sent:
-   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not (a goal
-   * written a cycle before its torque enable must survive the cycle in which the twin still follows the joint).
+   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not.
    */
   async #place(pose: ReadonlyMap<number, number>): Promise<void> {
     if (!pose.size) return;
@@ -163,23 +187,56 @@ export class ShadowTwin {
     await this.sim.bus.write('goal_position', goals);
   }
 
+  /**
+   * Compliant joints are followed, not judged: the twin's hand keeps each within FOLLOW_SLACK_DEG of its measured angle
+   * (a hand moving the real arm moves the twin's), and lets the twin's physics carry it within (docs/decisions/
+   * 0056-shadow-follows-limp-joints.md: a teleport stopped every joint of the world). A stiff joint is let go.
+   */
+  #follow(
+    torque: ReadonlyMap<number, RawValue>,
+    realPos: ReadonlyMap<number, RawValue> | undefined,
+    realSpeed: ReadonlyMap<number, RawValue> | undefined,
+  ): void {
+    const hand = this.sim.simulation.hand;
+    const stiff: number[] = [];
+    for (const m of this.#motors) {
+      if (torque.get(m.id) !== 0) {
+        stiff.push(m.id);
+        continue;
+      }
+      const p = realPos?.get(m.id);
+      const v = realSpeed?.get(m.id);
+      // A reading missing this cycle (a dropped reply): the hand keeps the last one, carried on briefly.
+      if (typeof p !== 'number') continue;
+      hand.follow(
+        m.id,
+        positionToDeg(m.spec, p),
+        typeof v === 'number' ? speedToDegS(m.spec, v) : 0,
+        FOLLOW_SLACK_DEG,
+      );
+    }
+    hand.release(stiff);
+  }
+
   #onCycle(report: CycleReport): void {
     const at = report.startedAt / 1000;
-    const dt = this.#lastCycleAt === undefined ? 0 : at - this.#lastCycleAt;
+    const dt = this.#lastCycleAt === undefined ? 0 : Math.max(0, at - this.#lastCycleAt);
     this.#lastCycleAt = at;
-    this.#owed += Math.max(0, dt);
-    const reanchor = this.#owed > MAX_CATCH_UP_S;
+    this.#behind += dt;
+    const reanchor = this.#behind > MAX_CATCH_UP_S;
     if (reanchor) {
       this.#opts.log(
-        `shadow: the twin was ${this.#owed.toFixed(2)} s behind the robot (a stalled server); ` +
+        `shadow: the twin was ${this.#behind.toFixed(2)} s behind the robot (a stalled server); ` +
           'put back on the measured pose',
         'warn',
       );
-      this.#owed = 0;
+      // The cycles still queued before this one take their writes and drop their time.
+      this.#epoch++;
     }
+    const epoch = this.#epoch;
     // Compared at the cycle's own time (the backend's clock), not when this process got round to it.
-    const t =
-      this.#opts.real.clock.now() - (performance.timeOrigin + performance.now() - report.startedAt) / 1000;
+    const wallMs = this.#opts.wallMs?.() ?? performance.timeOrigin + performance.now();
+    const t = this.#opts.real.clock.now() - (wallMs - report.startedAt) / 1000;
     const values = new Map(report.values.map(([reg, v]) => [reg, new Map(v)]));
     // The writes this cycle sent (a busy server may have queued them several cycles before the bus process got them):
     // the twin runs the time up to the cycle with the commands before them, then takes them.
@@ -187,7 +244,7 @@ export class ShadowTwin {
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
     const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
     this.#queue = this.#queue
-      .then(() => this.#cycle(values, writes, t, reanchor))
+      .then(() => this.#cycle(values, writes, t, reanchor, dt, epoch))
       .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`, 'warn'));
   }
 
@@ -196,31 +253,31 @@ export class ShadowTwin {
     writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
     t: number,
     reanchor: boolean,
+    dt: number,
+    epoch: number,
   ): Promise<void> {
+    this.#behind -= dt;
     if (this.#closed) return;
-    const started = performance.now();
     const { sim } = this;
+    if (epoch !== this.#epoch) {
+      for (const [reg, v] of writes) await this.#apply(reg, v);
+      return;
+    }
+    const started = performance.now();
     const ids = this.#motors.map((m) => m.id);
     const realPos = values.get('present_position');
     if (reanchor) await this.#reanchor(realPos);
     const torque = await sim.bus.read(ids, 'torque_enable');
-    // Compliant joints follow the real ones (a hand moving the arm moves the twin's too).
-    const follow = new Map<number, number>();
-    const twinPos0 = await sim.bus.read(ids, 'present_position');
-    for (const m of this.#motors) {
-      const v = realPos?.get(m.id);
-      if (torque.get(m.id) !== 0 || typeof v !== 'number') continue;
-      const deg = positionToDeg(m.spec, v);
-      if (Math.abs(deg - positionToDeg(m.spec, twinPos0.get(m.id) as number)) > FOLLOW_DEG)
-        follow.set(m.id, deg);
-    }
-    await this.#place(follow);
+    this.#follow(torque, realPos, values.get('present_speed'));
+    // This cycle's own time, then its writes: a burst of cycles (a busy server) runs each in turn, never all the time
+    // first with the commands of the first.
+    this.#owed += reanchor ? 0 : dt;
     const steps = Math.floor(this.#owed / sim.dt + 1e-9);
     if (steps > 0) {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
-    for (const [reg, v] of writes) this.#apply(reg, v);
+    for (const [reg, v] of writes) await this.#apply(reg, v);
     const [pos, speed, load, goal] = await Promise.all(
       (['present_position', 'present_speed', 'present_load', 'goal_position'] as const).map((r) =>
         sim.bus.read(ids, r),
@@ -228,11 +285,11 @@ export class ShadowTwin {
     );
     for (const m of this.#motors) {
       const twin = {
-        ...reading(m.spec, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
-        goal: positionToDeg(m.spec, goal!.get(m.id) as number),
+        ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
+        goal: userFrame.position(m, goal!.get(m.id) as number),
       };
       const real = reading(
-        m.spec,
+        m,
         realPos?.get(m.id),
         values.get('present_speed')?.get(m.id),
         values.get('present_load')?.get(m.id),
@@ -245,17 +302,18 @@ export class ShadowTwin {
   }
 }
 
+/** Readings in the user's frame, as the REST motor routes give them (m2 of an Ergo Jr at -114.81, not 114.81). */
 function reading(
-  spec: ModelSpec,
+  m: ShadowMotor,
   position: RawValue | undefined,
   speed: RawValue | undefined,
   load: RawValue | undefined,
 ): Reading | undefined {
   if (typeof position !== 'number' || typeof speed !== 'number' || typeof load !== 'number') return undefined;
   return {
-    position: positionToDeg(spec, position),
-    speed: speedToDegS(spec, speed),
-    load: loadToPercent(load),
+    position: userFrame.position(m, position),
+    speed: userFrame.speed(m, speed),
+    load: userFrame.load(m, load),
   };
 }
 
@@ -282,10 +340,10 @@ export function describeClear(e: ShadowEvent): string {
   return `shadow: ${e.motor} ${e.kind} cleared: back within the band${lasted}`;
 }
 
-/** The comparison as the live state stream carries it: per motor of `robot`, in its order, the twin in user degrees. */
+/** The comparison as the live state stream carries it: per motor of `robot`, in its order, in the user's frame. */
 export function shadowForStream(
   twin: ShadowTwin,
-  robot: { readonly motors: readonly { readonly name: string; toUser(rawDeg: number): number }[] },
+  robot: { readonly motors: readonly { readonly name: string }[] },
 ): {
   twin: (number | null)[];
   error: (number | null)[];
@@ -295,10 +353,7 @@ export function shadowForStream(
   const byName = new Map(twin.comparator.status().map((c) => [c.motor, c]));
   const cs = robot.motors.map((m) => byName.get(m.name));
   return {
-    twin: robot.motors.map((m, i) => {
-      const p = cs[i]?.twin?.position;
-      return p === undefined ? null : round(m.toUser(p), 2);
-    }),
+    twin: cs.map((c) => (c?.twin ? round(c.twin.position, 2) : null)),
     error: cs.map((c) => (c?.error == null ? null : round(c.error, 2))),
     state: cs.map((c) => c?.state ?? 'agree'),
     events: twin.comparator.active().map((e) => ({ motor: e.motor, kind: e.kind, since: round(e.since, 3) })),

@@ -8,6 +8,11 @@ export interface HandTool {
   push(id: number, torque: number, duration: number, signal?: AbortSignal): Promise<void>;
   /** Takes motor `id` to raw `rawDeg` over `duration`, then keeps holding it there until released. */
   hold(id: number, rawDeg: number, duration: number): Promise<void>;
+  /**
+   * Keeps motor `id` within `slackDeg` of raw `rawDeg`, carried on at `rawDegS`, until released; a later call moves
+   * the angle. Within the slack the hand does nothing (the shadow twin's compliant joints follow the real ones).
+   */
+  follow(id: number, rawDeg: number, rawDegS: number, slackDeg: number): void;
   /** Lets go of the given motors (all when omitted). */
   release(ids?: readonly number[]): void;
   /** Ids of the motors the hand holds or drags now. */

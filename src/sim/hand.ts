@@ -4,8 +4,27 @@ import { AbortError, type SteppedClock } from '../core/clock.ts';
 import { hardwareError } from '../core/errors.ts';
 import type { PhysicsWorld } from './world.ts';
 import type { SimServo } from './servo.ts';
+import { frictionBudget } from './servo-models.ts';
 
 const DEG = Math.PI / 180;
+/** A followed joint's measured angle is carried on at its measured speed for this long at most (s): 3 bus cycles. */
+const FOLLOW_LEAD_S = 0.06;
+/**
+ * The follow's spring (N.m/rad) and damper (N.m.s/rad) per N.m of the servo's stall torque: stiffer than a person's
+ * hand, so that a load sags the joint a fraction of a degree, and about critically damped on the armature alone
+ * (armatures are 0.002 to 0.003 kg.m^2 per N.m of stall); explicit, k dt^2 / armature stays under 0.1.
+ */
+const FOLLOW_STIFFNESS = 30;
+const FOLLOW_DAMPING = 0.5;
+/**
+ * The follow pushes no harder than the limp link needs to move as measured (docs/decisions/0056): its weight's torque
+ * when lifting it, its gearbox friction, and an acceleration (rad/s^2) of what the joint carries: FOLLOW_ACCEL_MOVING
+ * while the measured joint moves that way (a 60-degree drag in 0.6 s peaks at 16), FOLLOW_ACCEL while it stands.
+ */
+const FOLLOW_ACCEL = 20;
+const FOLLOW_ACCEL_MOVING = 60;
+/** A joint moves (rad/s) above this: 4 degrees/s, the comparator's "still". */
+const FOLLOW_MOVING = (4 * Math.PI) / 180;
 
 interface Hand {
   readonly world: PhysicsWorld;
@@ -18,6 +37,8 @@ interface Hand {
   readonly arrive: number;
   /** Constant torque mode (push) when defined. */
   readonly torque?: number;
+  /** Follow mode (follow()): the measured angle (rad) and speed (rad/s) at sim time t, and the slack (rad). */
+  follow?: { at: number; speed: number; t: number; slack: number };
   /** Lets go (and settles whoever waits for it). */
   readonly done: () => void;
 }
@@ -42,6 +63,8 @@ export class SimHands {
         this.#addHand(id, rawDeg * DEG, 0.8 * duration, duration, undefined, signal),
       push: (id, torque, duration, signal) => this.#addHand(id, NaN, 0, duration, torque, signal),
       hold: (id, rawDeg, duration) => this.#hold(id, rawDeg * DEG, duration),
+      follow: (id, rawDeg, rawDegS, slackDeg) =>
+        this.#follow(id, rawDeg * DEG, rawDegS * DEG, slackDeg * DEG),
       release: (ids) => this.release((id) => !ids || ids.includes(id)),
       holding: () => [...this.#active].filter((h) => h.torque === undefined).map((h) => h.servo.id),
     };
@@ -90,6 +113,19 @@ export class SimHands {
     return this.#clock.sleepUntil(started.hand.start + duration);
   }
 
+  /** Starts following motor `id`, or moves the angle an existing follow keeps to. */
+  #follow(id: number, at: number, speed: number, slack: number): void {
+    const t = this.#clock.now();
+    for (const h of this.#active)
+      if (h.servo.id === id && h.follow) {
+        h.follow = { at, speed, t, slack };
+        return;
+      }
+    const started = this.#startHand(id, at, 0, undefined);
+    if (!started) throw hardwareError(`motor ${id} is not in the simulation`);
+    started.hand.follow = { at, speed, t, slack };
+  }
+
   #startHand(
     id: number,
     to: number,
@@ -129,6 +165,10 @@ export class SimHands {
       world.setExternalTorque(h.joint, h.torque);
       return;
     }
+    if (h.follow) {
+      world.setExternalTorque(h.joint, this.#followTorque(h, h.follow, t));
+      return;
+    }
     const tau = h.arrive > 0 ? Math.min(1, elapsed / h.arrive) : 1;
     const s = tau * tau * tau * (10 - 15 * tau + 6 * tau * tau);
     const target = h.from + (h.to - h.from) * s;
@@ -141,5 +181,35 @@ export class SimHands {
       Math.min(cap, k * (target - world.angle(h.joint)) - c * world.velocity(h.joint)),
     );
     world.setExternalTorque(h.joint, torque);
+  }
+
+  /**
+   * Following: nothing while the joint is within the slack of the measured angle (carried on at its measured speed
+   * for up to FOLLOW_LEAD_S), so the world's own physics moves it; beyond, a spring on the excess and a damper on the
+   * speed difference, capped at what the link needs. While the measured joint moves that way, or the twin's is carried
+   * away from it (a parent dragging its link along the table), the cap takes in the friction its own push adds to the
+   * gears' load (twice round: the load terms are under 0.5); while both stand, the friction at rest only: a joint held
+   * beyond the slack then is against something in the twin (the table, a link), and is not pressed into it.
+   */
+  #followTorque(h: Hand, f: NonNullable<Hand['follow']>, t: number): number {
+    const error = f.at + f.speed * Math.min(FOLLOW_LEAD_S, Math.max(0, t - f.t)) - h.world.angle(h.joint);
+    const over = Math.abs(error) - f.slack;
+    if (over <= 0) return 0;
+    const sign = Math.sign(error);
+    const stall = h.servo.spec.stallTorque;
+    const speed = h.world.velocity(h.joint);
+    const load = h.world.load(h.joint);
+    const weight = load.torque - h.world.externalTorque(h.joint);
+    const lift = Math.max(0, -sign * weight);
+    const needed = (push: number, accel: number) =>
+      lift + frictionBudget(h.servo.model.friction, speed, 0, weight + push) + accel * load.inertia;
+    const a = FOLLOW_ACCEL_MOVING;
+    const moving = sign * f.speed > FOLLOW_MOVING || sign * speed < -FOLLOW_MOVING;
+    const cap = Math.min(
+      2 * stall,
+      moving ? needed(sign * needed(sign * needed(0, a), a), a) : needed(0, FOLLOW_ACCEL),
+    );
+    const torque = stall * (FOLLOW_STIFFNESS * sign * over - FOLLOW_DAMPING * (speed - f.speed));
+    return Math.max(-cap, Math.min(cap, torque));
   }
 }

@@ -1,7 +1,13 @@
-/** The emulator's fault console (`--console`): each line changes the faults it names and leaves the others. */
+/**
+ * The emulator's console (`--console`): each fault line changes the faults it names and leaves the others; a hand line
+ * moves joints with the sim's hand.
+ */
 import { expect } from 'chai';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { EmulatedBus, noFaults } from '../../src/emulator/bus.ts';
-import { applyFaultLine } from '../../src/emulator/main.ts';
+import { applyFaultLine, applyHandLine } from '../../src/emulator/main.ts';
+import { SimBackend } from '../../src/sim/backend.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
 
 describe('emulator fault console lines', () => {
   const bus = () => new EmulatedBus({ protocol: 2, baud: 1_000_000, servos: new Map(), faults: noFaults() });
@@ -63,5 +69,49 @@ describe('emulator physical fault lines', () => {
     }
     expect([...b.faults.block]).to.deep.equal([[2, 30]]);
     expect(b.faults.push.size + b.faults.weak.size + b.faults.offset.size).to.equal(0);
+  });
+});
+
+describe('emulator hand lines', function () {
+  this.timeout(20000);
+  let sim: SimBackend;
+  before(async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    sim = new SimBackend({ config, urdf: await loadUrdf(config.urdfPath), speed: 'manual' });
+    await sim.open();
+  });
+  after(() => sim?.close());
+  const ids = new Set([1, 2, 3, 4, 5, 6]);
+  const angle = (name: string) => (sim.jointAngles().get(name)! * 180) / Math.PI;
+
+  it('hand=<id>@<deg>:<s> drags limp joints to raw angles, then lets go', async () => {
+    expect(applyHandLine(sim.simulation.hand, ids, 'hand=1@30:1+4@-40:1.2')).to.equal(
+      'hand 1@30:1+4@-40:1.2',
+    );
+    await sim.advance(0.5);
+    expect(sim.simulation.hand.holding().sort()).to.deep.equal([1, 4]);
+    await sim.advance(1);
+    expect(angle('m1')).to.be.closeTo(30, 3);
+    expect(angle('m4')).to.be.closeTo(-40, 3);
+    expect(sim.simulation.hand.holding(), 'let go after its seconds').to.deep.equal([]);
+  });
+
+  it('hand=<id>@off and hand=off let go; a bad line or an unknown motor says why and moves nothing', async () => {
+    applyHandLine(sim.simulation.hand, ids, 'hand=1@0:5+2@10:5');
+    await sim.advance(0.1);
+    expect(applyHandLine(sim.simulation.hand, ids, 'hand=1@off')).to.equal('hand 1@off');
+    expect(sim.simulation.hand.holding()).to.deep.equal([2]);
+    expect(applyHandLine(sim.simulation.hand, ids, 'hand=off')).to.equal('hand off');
+    expect(sim.simulation.hand.holding()).to.deep.equal([]);
+    for (const [line, why] of [
+      ['hand=7@10:1', /no motor 7 \(1, 2, 3, 4, 5, 6\)/],
+      ['hand=1@10', /write hand=<id>@<deg>:<seconds>/],
+      ['hand=1@400:1', /deg -360 to 360/],
+      ['hand=1@10:0', /0 < seconds <= 60/],
+    ] as const)
+      expect(applyHandLine(sim.simulation.hand, ids, line), line).to.match(why);
+    expect(applyHandLine(sim.simulation.hand, ids, 'hand=2@10:1+7@0:1')).to.match(/^error: hand=7@0:1/);
+    expect(sim.simulation.hand.holding(), 'a line with a bad part moves nothing').to.deep.equal([]);
+    expect(applyHandLine(sim.simulation.hand, ids, 'drop=0.1')).to.equal(undefined);
   });
 });

@@ -180,17 +180,32 @@ export async function startShadowRig(opts: {
   };
 }
 
+/** A reading as the shadow routes answer it: the user's frame, as the REST motor routes. */
+export interface ReadingAnswer {
+  position: number;
+  speed: number;
+  load: number;
+}
 /** An event as /shadow/events.json and /shadow/status.json answer it. */
 export interface ShadowEventAnswer {
   motor: string;
   kind: string;
   since: number;
   until: number | null;
+  real: ReadingAnswer | null;
+  twin: ReadingAnswer;
   band: number;
 }
 export interface ShadowStatusAnswer {
   time: number;
-  motors: { motor: string; error: number | null; band: number; state: string }[];
+  motors: {
+    motor: string;
+    real: ReadingAnswer | null;
+    twin: ReadingAnswer | null;
+    error: number | null;
+    band: number;
+    state: string;
+  }[];
   events: ShadowEventAnswer[];
 }
 
@@ -214,6 +229,36 @@ export function keepMoving(rig: ShadowRig, gotos: readonly Goto[]): { stop(): Pr
   return {
     stop: async () => {
       running = false;
+      await loop;
+    },
+  };
+}
+
+/**
+ * Sends the emulator's hand lines in turn (`hand=<id>@<deg>:<s>`, raw degrees), one every `everyMs`, until stop(),
+ * which resolves once the line under way has been answered: a person moving the robot's limp joints meanwhile.
+ */
+export function keepHanding(
+  rig: ShadowRig,
+  lines: readonly string[],
+  everyMs = 2000,
+): { stop(): Promise<void> } {
+  let running = lines.length > 0;
+  let wake: (() => void) | undefined;
+  const loop = (async () => {
+    for (let i = 0; running; i++) {
+      const answer = await rig.emulator.send(lines[i % lines.length]!);
+      expect(answer, lines[i % lines.length]).to.match(/^hand /);
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, everyMs);
+      });
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      wake?.();
       await loop;
     },
   };
@@ -244,8 +289,10 @@ export async function expectShadowEvent(
     act?: () => Promise<unknown>;
     /** How long after the start of `act` the fault comes, ms (default 250). */
     actLeadMs?: number;
+    /** Hand lines moving the limp joints meanwhile (keepHanding). */
+    hand?: readonly string[];
   },
-): Promise<void> {
+): Promise<ShadowEventAnswer> {
   const { motor, kind } = opts;
   const status = async () =>
     (await rig.call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
@@ -255,8 +302,10 @@ export async function expectShadowEvent(
     rig,
     opts.moving.filter(([m]) => m !== motor),
   );
+  const hands = keepHanding(rig, opts.hand ?? []);
   const allAgree = () => allAgreeAgain(rig);
   let faulty = false;
+  let event: ShadowEventAnswer | undefined;
   try {
     // The other motors under way, and the motor at fault at rest for longer than the comparator's look back.
     await new Promise((r) => setTimeout(r, BAND.MOVED_WITHIN_S * 1000 + 100));
@@ -299,7 +348,9 @@ export async function expectShadowEvent(
       events.map((e) => `${e.motor} ${e.kind}`),
       JSON.stringify(events),
     ).to.deep.equal([`${motor} ${kind}`]);
+    event = events[0]!;
   } finally {
+    await hands.stop();
     await gotos.stop();
     // A check that failed with the fault on takes it off and lets the robot settle (as far as it does): the next test
     // starts from a sound robot, and fails only for itself.
@@ -309,6 +360,7 @@ export async function expectShadowEvent(
     }
   }
   await allAgree();
+  return event!;
 }
 
 /** Every motor agreeing and no event still open: the next check's window starts after this one's last event. */

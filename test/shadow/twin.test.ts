@@ -4,12 +4,23 @@
  */
 import { expect } from 'chai';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
-import { type BusRegister, type RawValue, degToPosition, modelSpec } from '../../src/dynamixel/registers.ts';
+import {
+  type BusRegister,
+  type RawValue,
+  degSToSpeed,
+  degToPosition,
+  modelSpec,
+  positionToDeg,
+} from '../../src/dynamixel/registers.ts';
 import type { RealBackend } from '../../src/real/backend.ts';
 import type { CycleReport } from '../../src/real/sync-loop.ts';
 import { BAND, Comparator, type Reading, classify } from '../../src/shadow/comparator.ts';
 import { ShadowTwin } from '../../src/shadow/twin.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
+import { besideTwin } from './sim-real.ts';
+
+/** The wall clock of the scripted cycle reports (epoch ms): it runs with the scripted backend's clock. */
+const EPOCH_MS = 1.7e12;
 
 /** A real backend as the twin sees it: models, a clock, health, a bus read at open, and the two taps. */
 class ScriptedReal {
@@ -18,8 +29,10 @@ class ScriptedReal {
   readonly health = new Map([1, 2, 3, 4, 5, 6].map((id) => [id, { online: true }]));
   now = 10;
   readonly clock = { now: () => this.now };
-  /** Raw degrees of each servo, as the bus reads them. */
+  readonly wallMs = () => EPOCH_MS + this.now * 1000;
+  /** Raw degrees (and degrees per second) of each servo, as the bus reads them. */
   readonly positions = new Map([1, 2, 3, 4, 5, 6].map((id) => [id, 0]));
+  readonly speeds = new Map<number, number>();
   #writeIndex = 0;
   #writes = 0;
   #seq = 0;
@@ -48,11 +61,11 @@ class ScriptedReal {
     const ids = [...this.positions.keys()];
     this.#cycleListener?.({
       seq: ++this.#seq,
-      startedAt: performance.timeOrigin + performance.now(),
+      startedAt: this.wallMs(),
       lateMs: 0,
       values: [
         ['present_position', ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)])],
-        ['present_speed', ids.map((id) => [id, 0])],
+        ['present_speed', ids.map((id) => [id, degSToSpeed(this.spec, this.speeds.get(id) ?? 0)])],
         ['present_load', ids.map((id) => [id, 0])],
       ],
       stats: { transactions: 0, sent: 0, received: 0 },
@@ -70,23 +83,40 @@ describe('the shadow twin, scripted', function () {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };
 
-  beforeEach(async () => {
+  /** The Ergo Jr's twin beside `real`, m3 at 30 degrees. */
+  const openTwin = async (real: ScriptedReal): Promise<ShadowTwin> => {
     const config = await loadRobotConfig('ergo-jr');
-    real = new ScriptedReal();
-    twin = new ShadowTwin({
+    const twin = new ShadowTwin({
       config,
       urdf: await loadUrdf(config.urdfPath),
       real: real as unknown as RealBackend,
       log: () => {},
+      wallMs: real.wallMs,
     });
     real.positions.set(3, 30);
     await twin.open();
+    return twin;
+  };
+
+  beforeEach(async () => {
+    real = new ScriptedReal();
+    twin = await openTwin(real);
   });
   afterEach(() => twin.close());
 
   it('starts from the measured pose', async () => {
     const pos = await twin.sim.bus.read([3], 'present_position');
     expect(pos.get(3)).to.equal(degToPosition(real.spec, 30));
+  });
+
+  it("speaks the user's frame, as the REST motor routes: m3 (indirect) at raw 30 degrees is at -30", async () => {
+    real.speeds.set(3, 12);
+    real.cycle(0);
+    await settle();
+    const m3 = twin.status().motors.find((m) => m.motor === 'm3')!;
+    expect(m3.real!.position).to.be.closeTo(-30, 0.2);
+    expect(m3.real!.speed).to.be.closeTo(-12, 0.2);
+    expect(m3.twin!.position).to.be.closeTo(-30, 1.5);
   });
 
   it('keeps a goal sent a cycle before its torque enable, while it still follows the compliant joint', async () => {
@@ -103,15 +133,63 @@ describe('the shadow twin, scripted', function () {
     await settle();
     expect((await twin.sim.bus.read([3], 'goal_position')).get(3)).to.equal(goal);
     expect((await twin.sim.bus.read([3], 'torque_enable')).get(3)).to.equal(1);
-  });
-
-  it('follows a compliant joint moved by hand, without changing its goal', async () => {
-    const goal = (await twin.sim.bus.read([3], 'goal_position')).get(3);
-    real.positions.set(3, -20);
+    // Let go at the next cycle, before the stiff joint takes a step.
     real.cycle(0);
     await settle();
-    expect((await twin.sim.bus.read([3], 'present_position')).get(3)).to.equal(degToPosition(real.spec, -20));
+    expect(twin.sim.simulation.hand.holding(), 'the hand follows compliant joints only').to.not.include(3);
+  });
+
+  /** The twin's m1 (raw degrees) every 10 cycles of a 1 s goto of 40 degrees, the cycles coming `burst` at a time. */
+  const gotoInBursts = async (burst: number): Promise<number[]> => {
+    const ids = [1, 2, 3, 4, 5, 6];
+    real.queue(
+      'goal_position',
+      ids.map((id) => [id, degToPosition(real.spec, real.positions.get(id)!)]),
+    );
+    real.queue(
+      'torque_enable',
+      ids.map((id) => [id, 1]),
+    );
+    real.cycle(2);
+    await settle();
+    const at: number[] = [];
+    for (let i = 1; i <= 60; i++) {
+      const s = Math.min(1, i / 50);
+      real.queue('goal_position', [[1, degToPosition(real.spec, 40 * s * s * (3 - 2 * s))]]);
+      // A busy server: the reports of `burst` cycles wait for it, then come all at once.
+      real.cycle(1);
+      if (i % burst === 0) await settle();
+      if (i % 10 === 0) {
+        await settle();
+        at.push(
+          positionToDeg(real.spec, (await twin.sim.bus.read([1], 'present_position')).get(1) as number),
+        );
+      }
+    }
+    return at;
+  };
+
+  it('runs each cycle of a burst in turn, its time then its commands, as it runs them one by one', async () => {
+    const oneByOne = await gotoInBursts(1);
+    await twin.close();
+    real = new ScriptedReal();
+    twin = await openTwin(real);
+    const inBursts = await gotoInBursts(10);
+    expect(inBursts, `one by one ${oneByOne.join(' ')}`).to.deep.equal(oneByOne);
+    expect(oneByOne.at(-1)).to.be.closeTo(40, 3);
+  });
+
+  it('follows a compliant joint moved by hand, within its slack, without changing its goal', async () => {
+    const goal = (await twin.sim.bus.read([3], 'goal_position')).get(3);
+    real.positions.set(3, -20);
+    for (let i = 0; i < 50; i++) {
+      real.cycle(0);
+      await settle();
+    }
+    const at = positionToDeg(real.spec, (await twin.sim.bus.read([3], 'present_position')).get(3) as number);
+    expect(at).to.be.closeTo(-20, 1.5);
     expect((await twin.sim.bus.read([3], 'goal_position')).get(3)).to.equal(goal);
+    expect(twin.sim.simulation.hand.holding().sort()).to.deep.equal([1, 2, 3, 4, 5, 6]);
   });
 });
 
@@ -301,5 +379,30 @@ describe('the divergence comparator', () => {
     const events = c.events();
     expect(events).to.have.length(3);
     expect(events[0]!.since).to.be.below(events[2]!.since);
+  });
+});
+
+describe('the shadow twin beside a protocol 1.0 robot (Torso)', function () {
+  this.timeout(20000);
+
+  it('keeps the goal a servo had when the robot writes one outside its angle limits, as the servo does', async () => {
+    const b = await besideTwin('torso', 0);
+    try {
+      const headY = 37;
+      const spec = b.real.models.get(headY)!;
+      const goal = async () => (await b.twin.sim.bus.read([headY], 'goal_position')).get(headY);
+      // head_y's limits are raw 0 to 50 degrees: a limp head hanging at 95, made stiff where it is.
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 20)]]));
+      await b.run(0.04);
+      expect(await goal()).to.equal(degToPosition(spec, 20));
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 95)]]));
+      await b.run(0.04);
+      expect(await goal(), 'refused').to.equal(degToPosition(spec, 20));
+      b.real.write('goal_position', new Map([[headY, degToPosition(spec, 45)]]));
+      await b.run(0.04);
+      expect(await goal()).to.equal(degToPosition(spec, 45));
+    } finally {
+      await b.close();
+    }
   });
 });

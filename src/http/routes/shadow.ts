@@ -6,7 +6,7 @@ import type { ShadowTwin } from '../../shadow/twin.ts';
 
 const reading = z
   .object({
-    position: z.number().meta({ description: 'degrees, the servo frame' }),
+    position: z.number().meta({ description: "degrees, the user's frame (as /motors/<m>/...)" }),
     speed: z.number().meta({ description: 'degrees per second' }),
     load: z.number().meta({ description: '% of the torque available, signed' }),
   })

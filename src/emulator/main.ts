@@ -2,7 +2,8 @@
  * `npm run emulator -- --robot=ergo-jr [--baud=1000000] [--faults=drop=0.05,corrupt=0.05,missing=3,error=2:0x20,latency=2,nosync=4]`
  * Puts the robot's emulated servos on a pseudo-terminal and prints its path for `--backend=real --serial=<path>`.
  * With --console, lines on its standard input change the faults while it runs (`drop=0.1`, `missing=3`, `block=2@30`,
- * `weak=3:0.4`, `push=4:0.1`, `offset=5:8`, `<kind>=<id>:off`, `clear`, `status`), so a class can pull a servo off the bus and put it back without restarting anything, and the sim's hand moves joints (`hand=4@30:1.5`). Opt-in: a
+ * `weak=3:0.4`, `push=4:0.1`, `offset=5:8`, `<kind>=<id>:off`, `clear`, `status`), so a class can pull a servo off
+ * the bus and put it back without restarting anything, and the sim's hand moves joints (`hand=4@30:1.5`). Opt-in: a
  * program started in the background of a shell is stopped by the terminal when it reads from it.
  */
 import { pathToFileURL } from 'node:url';

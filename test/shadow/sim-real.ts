@@ -37,6 +37,7 @@ export class SimReal {
 
   constructor(
     readonly sim: SimBackend,
+    readonly protocol: 1 | 2,
     readonly dropRate: number,
     seed = 1,
   ) {
@@ -63,9 +64,25 @@ export class SimReal {
     this.#writeListener?.(reg, values, ++this.#index);
   }
 
+  /**
+   * The goals the servos take: on protocol 1.0 one outside a servo's CW/CCW limits is refused (an angle-limit error,
+   * docs/reference/dynamixel.md 8.3), as the emulator's servos refuse it; the sim's own servos would take it.
+   */
+  async #taken(values: ReadonlyMap<number, RawValue>): Promise<ReadonlyMap<number, RawValue>> {
+    if (this.protocol !== 1) return values;
+    const limits = await this.sim.bus.read([...values.keys()], 'angle_limit');
+    return new Map(
+      [...values].filter(([id, v]) => {
+        const [cw, ccw] = limits.get(id) as number[];
+        return (cw === 0 && ccw === 0) || (typeof v === 'number' && v >= cw! && v <= ccw!);
+      }),
+    );
+  }
+
   /** One cycle: the writes out, the readings in and reported, then 20 ms of the robot's time. */
   async cycle(): Promise<void> {
-    for (const [reg, values] of this.#queued.splice(0)) await this.sim.bus.write(reg, values);
+    for (const [reg, values] of this.#queued.splice(0))
+      await this.sim.bus.write(reg, reg === 'goal_position' ? await this.#taken(values) : values);
     const ids = [...this.models.keys()];
     const values: CycleReport['values'] = [];
     for (const reg of READ) {
@@ -115,7 +132,7 @@ export async function besideTwin(robot: string, dropRate: number, seed = 1): Pro
   const urdf = await loadUrdf(config.urdfPath);
   const sim = new SimBackend({ config, urdf, speed: 'manual' });
   await sim.open();
-  const real = new SimReal(sim, dropRate, seed);
+  const real = new SimReal(sim, config.bus.protocol, dropRate, seed);
   const events: string[] = [];
   const twin = new ShadowTwin({
     config,

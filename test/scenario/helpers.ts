@@ -1,4 +1,7 @@
 /** Moves and motors for the scenario tests, made by code. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { modelSpec } from '../../src/dynamixel/registers.ts';
@@ -44,4 +47,19 @@ export async function lineOf(file: string, snippet: string): Promise<number> {
   const found = lines.flatMap((l, i) => (l.includes(snippet) && !l.includes('lineOf(') ? [i + 1] : []));
   if (found.length !== 1) throw new Error(`"${snippet}" is ${found.length} times in ${file}, not once`);
   return found[0]!;
+}
+
+/** Runs the scenario CLI (src/scenario/cli.ts) to its end: exit code and output. */
+export async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', path.resolve(import.meta.dirname, '../../src/scenario/cli.ts'), ...args],
+      { cwd: path.resolve(import.meta.dirname, '../..') },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }

@@ -3,11 +3,9 @@
  * scenario over its sim-time or wall-time limit fails naming its step and line, an error names its file and line,
  * and the console, JSON and JUnit reports say so.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { DEFAULT_TIME_LIMIT, defineScenario, runScenario } from '../../src/scenario/api.ts';
@@ -17,28 +15,13 @@ import { resultLines, runScenarios } from '../../src/scenario/runner.ts';
 import busy from './fixtures/wall.scenario.ts';
 import endless from './fixtures/loop.scenario.ts';
 import waiting from './fixtures/wait-call.scenario.ts';
-import { lineOf } from './helpers.ts';
+import { cli, lineOf } from './helpers.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const fixture = (name: string) => path.join(FIXTURES, `${name}.scenario.ts`);
 const shown = (name: string) => path.relative(process.cwd(), fixture(name));
 const THIS = import.meta.filename;
 const sink = { write: () => true };
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'src/scenario/cli.ts'), ...args],
-      { cwd: ROOT },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const run = (def: Parameters<typeof runScenario>[0], file: string, opts = {}) =>
   runScenario(def, path.dirname(file), {

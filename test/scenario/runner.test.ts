@@ -2,11 +2,9 @@
  * The runner: exit codes, the JSON report, JUnit XML that follows the Ant JUnit schema's required elements and
  * attributes, progress on a terminal and off it, determinism (the same scenario twice gives the same figures).
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { runScenario } from '../../src/scenario/api.ts';
@@ -14,24 +12,11 @@ import { failureList, junitReport, summarize } from '../../src/scenario/report.t
 import type { ScenarioResult } from '../../src/scenario/result.ts';
 import { findScenarios, runScenarios } from '../../src/scenario/runner.ts';
 import passing from './fixtures/pass.scenario.ts';
+import { cli } from './helpers.ts';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const fixture = (name: string) => path.join(FIXTURES, `${name}.scenario.ts`);
 const ROOT = path.resolve(import.meta.dirname, '../..');
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'src/scenario/cli.ts'), ...args],
-      { cwd: ROOT },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 /** Drops what may differ between two runs: wall times. */
 const figures = (r: ScenarioResult) => ({ ...r, wallSeconds: 0 });

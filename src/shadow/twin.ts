@@ -218,6 +218,39 @@ export class ShadowTwin {
     hand.release(stiff);
   }
 
+  /**
+   * A limp joint made stiff this cycle holds where the servo is, not where the twin's follow had got to: the follow
+   * pushes no harder than the link needs (decision 0056), so a real link that fell or was swung fast may be a few
+   * degrees ahead of the twin's, which would then hold apart from it (a false `pushed`). Placed on the measured angle,
+   * at the measured speed (a servo stiffened mid-swing overshoots its goal as its twin must).
+   */
+  async #catchUpStiffened(
+    writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
+    torque: ReadonlyMap<number, RawValue>,
+    realPos: ReadonlyMap<number, RawValue> | undefined,
+    realSpeed: ReadonlyMap<number, RawValue> | undefined,
+  ): Promise<void> {
+    const stiffened = writes.flatMap(([reg, v]) =>
+      reg === 'torque_enable' ? [...v].filter(([id, on]) => on === 1 && torque.get(id) === 0) : [],
+    );
+    if (!stiffened.length || !realPos) return;
+    const ids = stiffened.map(([id]) => id);
+    const twinPos = await this.sim.bus.read(ids, 'present_position');
+    for (const m of this.#motors) {
+      const real = realPos.get(m.id);
+      const twin = twinPos.get(m.id);
+      if (!ids.includes(m.id) || typeof real !== 'number' || typeof twin !== 'number') continue;
+      const measured = positionToDeg(m.spec, real);
+      const speed = realSpeed?.get(m.id);
+      if (Math.abs(measured - positionToDeg(m.spec, twin)) > FOLLOW_SLACK_DEG)
+        this.sim.simulation.placeJoint(
+          m.id,
+          measured,
+          typeof speed === 'number' ? speedToDegS(m.spec, speed) : 0,
+        );
+    }
+  }
+
   #onCycle(report: CycleReport): void {
     const at = report.startedAt / 1000;
     const dt = this.#lastCycleAt === undefined ? 0 : Math.max(0, at - this.#lastCycleAt);
@@ -277,6 +310,7 @@ export class ShadowTwin {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
+    await this.#catchUpStiffened(writes, torque, realPos, values.get('present_speed'));
     for (const [reg, v] of writes) await this.#apply(reg, v);
     const [pos, speed, load, goal] = await Promise.all(
       (['present_position', 'present_speed', 'present_load', 'goal_position'] as const).map((r) =>

@@ -174,6 +174,7 @@ export class SimBackend implements Backend {
       contacts: () => this.#world?.contacts() ?? [],
       reset: () => this.#reset(),
       setPose: (rawDeg) => this.#setPose(rawDeg),
+      placeJoint: (id, rawDeg, rawDegS) => this.#placeJoint(id, rawDeg, rawDegS ?? 0),
       linkPose: (link) => this.#world?.linkPose(link),
       onStep: (listener) => {
         this.#stepListeners.add(listener);
@@ -405,6 +406,17 @@ export class SimBackend implements Backend {
     this.#hands.release((id) => rawDeg.has(id));
     world.setAngles(angles);
     for (const { servo, joint } of this.#drive) if (rawDeg.has(servo.id)) servo.placeAt(world.angle(joint));
+  }
+
+  #placeJoint(id: number, rawDeg: number, rawDegS: number): void {
+    const world = this.#world;
+    if (!world) return;
+    const entry = this.#drive.find((d) => d.servo.id === id);
+    if (!entry) throw hardwareError(`motor ${id} is not in the simulation`);
+    const goal = entry.servo.goalPosition;
+    world.turnJoint(entry.joint, rawDeg * DEG - entry.servo.offset, rawDegS * DEG);
+    entry.servo.placeAt(world.angle(entry.joint), rawDegS * DEG);
+    entry.servo.goalPosition = goal;
   }
 
   /** Adds the push and stop torques of the physical faults to this step's external torques (a hand's included). */

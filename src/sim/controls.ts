@@ -53,6 +53,11 @@ export interface SimulationControls {
   reset(): void;
   /** Puts joints at raw-frame angles (degrees by motor id) at rest, goals there: a teleport, not a move. */
   setPose(rawDeg: ReadonlyMap<number, number>): void;
+  /**
+   * Turns one joint to a raw-frame angle (degrees), turning at `rawDegS`, with the links beyond it; the rest of the
+   * world is left in its motion and the servo keeps its goal. For a twin joint that fell behind the one it follows.
+   */
+  placeJoint(id: number, rawDeg: number, rawDegS?: number): void;
   /** World pose of a link frame (root frame, metres), for the camera and checks. */
   linkPose(
     link: string,

@@ -167,13 +167,13 @@ export class SimServo {
   }
 
   /** Sets the joint's angle (rad) before the first step, or after a pose: nothing moves by itself. */
-  placeAt(joint: number): void {
+  placeAt(joint: number, speed = 0): void {
     const q = joint + this.offset;
     this.#q = q;
-    this.#qdot = 0;
+    this.#qdot = speed;
     this.#setpoint = q;
     this.#integral = 0;
-    this.#lastQdot = 0;
+    this.#lastQdot = speed;
     this.#heldAt = NaN;
     this.goalPosition = degToPosition(this.spec, q / DEG);
   }

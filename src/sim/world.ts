@@ -9,7 +9,7 @@ import type RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { Contact } from './controls.ts';
 import { type DriveCommand, GEARBOX_SLACK } from './servo.ts';
-import { type Quat, type V3, qconj, qmul, qrotate, twistAngle } from './quat.ts';
+import { type Quat, type V3, qaxisAngle, qconj, qmul, qnormalize, qrotate, twistAngle } from './quat.ts';
 import {
   type JointRuntime,
   type WorldOptions,
@@ -304,6 +304,53 @@ export class PhysicsWorld {
       j.speed = 0;
       j.heldTorque = 0;
     }
+    this.#contacts = undefined;
+    this.#comsFresh = false;
+  }
+
+  /**
+   * Turns joint i to `angle` (rad), turning at `speed` (rad/s) against its parent link, with everything beyond it
+   * carried rigidly: the rest of the world keeps its motion and its gearbox states (setAngles stops them all).
+   */
+  turnJoint(i: number, angle: number, speed = 0): void {
+    const j = this.#joints[i]!;
+    const delta = angle - j.unwrapped;
+    this.#rest.wake();
+    const axis = this.#axis(j);
+    const o = j.child.translation();
+    const origin: V3 = [o.x, o.y, o.z];
+    const turn = qaxisAngle(axis, delta);
+    const about = (p: { x: number; y: number; z: number }) => {
+      const r = qrotate(turn, [p.x - origin[0], p.y - origin[1], p.z - origin[2]]);
+      return { x: r[0] + origin[0], y: r[1] + origin[1], z: r[2] + origin[2] };
+    };
+    const parentMoves = j.parent.isDynamic();
+    const w = parentMoves ? j.parent.angvel() : { x: 0, y: 0, z: 0 };
+    // The subtree spins with its parent, plus the joint's own turn about its axis through the joint's origin.
+    const spin = { x: w.x + axis[0] * speed, y: w.y + axis[1] * speed, z: w.z + axis[2] * speed };
+    for (const k of j.subtree) {
+      const body = this.#bodyList[k]!;
+      const com = about(body.worldCom());
+      body.setTranslation(about(body.translation()), false);
+      body.setRotation(qnormalize(qmul(turn, body.rotation())), false);
+      body.setAngvel(spin, false);
+      const carried = parentMoves ? j.parent.velocityAtPoint(com) : { x: 0, y: 0, z: 0 };
+      const [rx, ry, rz] = [com.x - origin[0], com.y - origin[1], com.z - origin[2]];
+      body.setLinvel(
+        {
+          x: carried.x + speed * (axis[1] * rz - axis[2] * ry),
+          y: carried.y + speed * (axis[2] * rx - axis[0] * rz),
+          z: carried.z + speed * (axis[0] * ry - axis[1] * rx),
+        },
+        false,
+      );
+    }
+    j.unwrapped = angle;
+    j.anchor = angle;
+    j.slipped = false;
+    j.speed = speed;
+    j.heldTorque = 0;
+    for (const other of this.#joints) other.axisNow = undefined;
     this.#contacts = undefined;
     this.#comsFresh = false;
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TIME_LIMIT, type TimeLimit, resolveLimit } from './limits.ts';
 import { type CheckResult, type ScenarioResult, fmt, jobError } from './result.ts';
-import type { Job, WorkerMessage } from './worker.ts';
+import type { Job, WorkerMessage } from './job.ts';
 
 /** In a folder, the runner picks files named like this (other .ts files there are helpers and data makers). */
 export const SCENARIO_FILE = /\.scenario\.[cm]?ts$/;

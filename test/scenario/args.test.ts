@@ -11,7 +11,7 @@ import { type ScenarioContext, defineScenario, runScenario } from '../../src/sce
 import { junitReport } from '../../src/scenario/report.ts';
 import type { ScenarioResult } from '../../src/scenario/result.ts';
 import { resultLines } from '../../src/scenario/runner.ts';
-import { runJob } from '../../src/scenario/worker.ts';
+import { runJob } from '../../src/scenario/job.ts';
 import { lineOf } from './helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -281,8 +281,9 @@ describe('scenario checks: primitive runs', function () {
     expect(faulty.status).to.equal('fail');
     expect(faulty.findings[0]!.where).to.equal('faulty');
     // Seen at the first poll (every 0.1 s) after the worker's error reached the host; a loaded machine's worker skips
-    // ticks (by design: the control loop never waits for it), so the error may surface a poll or two late.
-    expect(faulty.findings[0]!.time).to.be.within(1, 1.3 + 1e-9);
+    // ticks (by design: the control loop never waits for it), so the error may surface a few polls late (at load 9,
+    // two test files at a time, once past 1.3 s).
+    expect(faulty.findings[0]!.time).to.be.within(1, 1.6 + 1e-9);
     expect(faulty.findings[0]!.message).to.match(
       /^faulty stopped at t=1\.\d\d s of the 3\.00 s run: .*lost track of m1/,
     );

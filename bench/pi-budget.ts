@@ -128,7 +128,7 @@ function metric(text: string, name: string): number {
 }
 
 /** The lateness histogram's cumulative buckets (upper bound s -> count), and its count. */
-function lateness(text: string): Map<number, number> {
+export function lateness(text: string): Map<number, number> {
   const out = new Map<number, number>();
   for (const m of text.matchAll(/^poppy_bus_loop_lateness_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\S+)$/gm))
     out.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));

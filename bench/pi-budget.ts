@@ -211,12 +211,14 @@ export interface BudgetRow {
   readonly throttledShare: number;
   readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
   readonly physicsLine: string;
+  /** The server's line saying the twin's physics rate (src/shadow/physics-rate.ts). */
+  readonly twinLine: string;
 }
 
 async function startConfinedServer(
   group: string,
   args: string[],
-): Promise<{ child: ChildProcess; url: string; line: string }> {
+): Promise<{ child: ChildProcess; url: string; line: string; twinLine: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const cmd = [process.execPath, 'dist/main.js', ...args, '--port', String(port)]
     .map((a) => `'${a}'`)
@@ -238,7 +240,8 @@ async function startConfinedServer(
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out.slice(-2000)}`)));
     setTimeout(() => reject(new Error(`no answer in 180 s: ${out.slice(-2000)}`)), 180_000).unref();
   });
-  return { child, url: `http://127.0.0.1:${port}`, line };
+  const twinLine = /shadow twin: physics[^"\n]*/.exec(out)?.[0] ?? 'no shadow twin line';
+  return { child, url: `http://127.0.0.1:${port}`, line, twinLine };
 }
 
 async function get(url: string): Promise<string> {
@@ -349,6 +352,8 @@ export async function runBudget(
       `--robot=${robot}`,
       `--serial=${emulator.device}`,
       ...(camera ? ['--camera=lavfi:testsrc'] : []),
+      // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
+      ...(process.env.BENCH_PI_TWIN_HZ ? [`--shadow-physics-hz=${process.env.BENCH_PI_TWIN_HZ}`] : []),
     ]);
     const startS = (performance.now() - started) / 1000;
     const { url } = server;
@@ -420,6 +425,7 @@ export async function runBudget(
       throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / quotaFor(share, periodUs).periodUs),
       rss,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
+      twinLine: server.twinLine,
     };
   } finally {
     if (server) await stop(server.child);
@@ -446,6 +452,7 @@ export function printBudget(r: BudgetRow): void {
     `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core`,
   );
   console.log(`      ${r.physicsLine}`);
+  console.log(`      ${r.twinLine}`);
   console.log(`      start to first answer ${r.startS.toFixed(1)} s`);
   console.log(
     `      bus loop ${r.loopHz.toFixed(1)} Hz (${(r.loopHz / 50).toFixed(3)}x 50)  ${ok(r.loopHz >= 49.5)}`,

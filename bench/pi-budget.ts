@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- pi-budget [ergo-jr|torso ...] [share ...] [camera]` (issue 46): a `--backend=real --shadow`
  * server on the bus emulator, every process of it (the server, the bus process, the twin on the server's thread,
- * ffmpeg with the camera) confined to the CPU share of one Raspberry Pi core by a cgroup's CPU quota; the emulator
+ * ffmpeg with the camera) confined to the CPU share of one Raspberry Pi core by a cgroup's CPU quota (where no cgroup
+ * is writable, or with BENCH_PI_FALLBACK=1: taskset and a SIGSTOP/SIGCONT duty cycle, bench/duty-cycle.ts); the emulator
  * (the servos) and the load (a 30 Hz web view on /stream/state, REST reads at a fixed rate) run outside it.
  * Prints the bus loop's rate and p99 lateness (GET /metrics), the twin's real-time factor (its clock over the wall's),
  * REST p99, and the RSS of each process of the group. `camera`: the Ergo Jr with `--camera=lavfi:testsrc` too, frames
@@ -10,12 +11,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Published single-thread figures, one tool on both boards: sysbench 1.0.20 `cpu` (primes to 10000), 64-bit
@@ -154,8 +157,7 @@ export function histogramPercentile(a: Map<number, number>, b: Map<number, numbe
 }
 
 /** RSS and PSS (MB) of each process in the group, with its command line shortened. */
-function groupRss(dir: string): { pid: number; what: string; rssMb: number; pssMb: number }[] {
-  const pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+function groupRss(pids: readonly number[]): { pid: number; what: string; rssMb: number; pssMb: number }[] {
   const out = [];
   for (const pid of pids) {
     try {
@@ -183,12 +185,11 @@ function groupRss(dir: string): { pid: number; what: string; rssMb: number; pssM
 }
 
 /** Throttled periods of the group so far, and the CPU time (s) its processes have used (/proc/<pid>/stat). */
-function groupCpu(dir: string): { throttled: number; usageS: number; perPid: Map<number, number> } {
-  const stat = readFileSync(path.join(dir, 'cpu.stat'), 'utf8');
-  const throttled = Number(/nr_throttled (\d+)/.exec(stat)?.[1] ?? NaN);
+function groupCpu(confined: Confinement): { throttled: number; usageS: number; perPid: Map<number, number> } {
+  const throttled = confined.throttled();
   let ticks = 0;
   const perPid = new Map<number, number>();
-  for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+  for (const pid of confined.pids()) {
     try {
       // After the command's closing bracket: state is field 3, utime and stime fields 14 and 15.
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -208,6 +209,8 @@ export interface BudgetRow {
   readonly robot: string;
   readonly share: number;
   readonly periodUs: number;
+  /** How the share was imposed: a cgroup, or taskset and the duty cycle. */
+  readonly how: string;
   readonly camera: boolean;
   readonly startS: number;
   readonly loopHz: number;
@@ -225,19 +228,94 @@ export interface BudgetRow {
   readonly twinLine: string;
 }
 
+/** Where the server runs confined: a cgroup, or where none is writable the duty cycle (bench/duty-cycle.ts). */
+interface Confinement {
+  /** Said in the report. */
+  readonly how: string;
+  readonly periodUs: number;
+  /** Shell words before the server's command: they put it (and what it starts) in the confinement. */
+  readonly prefix: string;
+  /** Called with the server's PID once it runs. */
+  started(pid: number): void;
+  pids(): number[];
+  throttled(): number;
+  close(): Promise<void>;
+}
+
+function cgroupConfinement(
+  ctl: { version: 1 | 2; dir: string },
+  share: number,
+  periodUs?: number,
+): Confinement {
+  const group = confine(ctl, `poppy-pi-budget-${process.pid}`, share, periodUs);
+  const rig = outsideGroup(ctl);
+  return {
+    how: `cgroup v${ctl.version}`,
+    periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
+    // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
+    prefix: `echo $$ > '${group}/cgroup.procs' && exec`,
+    started: () => {},
+    pids: () =>
+      readFileSync(path.join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number),
+    throttled: () =>
+      Number(/nr_throttled (\d+)/.exec(readFileSync(path.join(group, 'cpu.stat'), 'utf8'))?.[1] ?? NaN),
+    async close() {
+      // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
+      writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
+      for (const dir of [group, rig])
+        for (let i = 0; i < 50; i++) {
+          try {
+            rmdirSync(dir);
+            break;
+          } catch {
+            await sleep(100);
+          }
+        }
+    },
+  };
+}
+
+/** The server on the last CPU (taskset), stopped and continued to run `share` of each period. */
+function dutyCycleConfinement(share: number, periodUs?: number): Confinement {
+  const period = quotaFor(share, periodUs, RT_FRACTION).periodUs;
+  const cpu = os.cpus().length - 1;
+  let server: number | undefined;
+  let throttle: DutyCycleThrottle | undefined;
+  const pids = () => (server === undefined ? [] : processTree(server));
+  return {
+    how: `taskset -c ${cpu} + SIGSTOP/SIGCONT`,
+    periodUs: period,
+    prefix: `exec taskset -c ${cpu}`,
+    started(pid) {
+      server = pid;
+      throttle = new DutyCycleThrottle({
+        share,
+        periodMs: period / 1000,
+        pids,
+        signal: (p, sig) => process.kill(p, sig),
+        sleep,
+        now: () => performance.now(),
+      });
+    },
+    pids,
+    throttled: () => throttle?.stopped ?? 0,
+    close: async () => throttle?.stop(),
+  };
+}
+
 async function startConfinedServer(
-  group: string,
+  confined: Confinement,
   args: string[],
 ): Promise<{ child: ChildProcess; url: string; line: string; twinLine: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const cmd = [process.execPath, 'dist/main.js', ...args, '--port', String(port)]
     .map((a) => `'${a}'`)
     .join(' ');
-  // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
-  const child = spawn('sh', ['-c', `echo $$ > '${group}/cgroup.procs' && exec ${cmd}`], {
+  const child = spawn('sh', ['-c', `${confined.prefix} ${cmd}`], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  confined.started(child.pid!);
   let out = '';
   const line = await new Promise<string>((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -346,17 +424,23 @@ export async function runBudget(
   camera: boolean,
   periodUs?: number,
 ): Promise<BudgetRow> {
-  const ctl = cpuController();
-  if (!ctl) throw new Error('no cgroup CPU controller here (taskset + SIGSTOP/SIGCONT is not written yet)');
-  const group = confine(ctl, `poppy-pi-budget-${process.pid}`, share, periodUs);
-  const rig = outsideGroup(ctl);
+  const ctl = process.env.BENCH_PI_FALLBACK ? undefined : cpuController();
+  let confined: Confinement;
+  try {
+    if (!ctl) throw new Error('no cgroup CPU controller');
+    confined = cgroupConfinement(ctl, share, periodUs);
+  } catch (err) {
+    // Not writable (no root, a container) or absent: the duty cycle instead, said in the report.
+    console.log(`      no cgroup to confine to (${(err as Error).message}): taskset + SIGSTOP/SIGCONT`);
+    confined = dutyCycleConfinement(share, periodUs);
+  }
   const emulator = await startEmulatorProcess(robot);
   // As the servos: ahead of the server's processes and of other sessions' real-time ones (best effort).
   spawnSync('chrt', ['-f', '-p', '30', String(emulator.child.pid)], { stdio: 'ignore' });
   const started = performance.now();
   let server: Awaited<ReturnType<typeof startConfinedServer>> | undefined;
   try {
-    server = await startConfinedServer(group, [
+    server = await startConfinedServer(confined, [
       '--backend=real',
       '--shadow',
       `--robot=${robot}`,
@@ -394,7 +478,7 @@ export async function runBudget(
         })()
       : Promise.resolve();
     const m0 = await get(`${url}/metrics`);
-    const cpu0 = groupCpu(group);
+    const cpu0 = groupCpu(confined);
     const w0 = performance.now();
     viewer.start();
     const firstMotor = all[0]!;
@@ -404,10 +488,10 @@ export async function runBudget(
       20,
     );
     const m1 = await get(`${url}/metrics`);
-    const cpu1 = groupCpu(group);
+    const cpu1 = groupCpu(confined);
     const wall = (performance.now() - w0) / 1000;
     const viewerFrames = await viewer.stop();
-    const rss = groupRss(group).map((p) => ({
+    const rss = groupRss(confined.pids()).map((p) => ({
       ...p,
       cpuShare: ((cpu1.perPid.get(p.pid) ?? 0) - (cpu0.perPid.get(p.pid) ?? 0)) / wall,
     }));
@@ -421,7 +505,8 @@ export async function runBudget(
     return {
       robot,
       share,
-      periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
+      periodUs: confined.periodUs,
+      how: confined.how,
       camera,
       startS,
       loopHz: cycles / wall,
@@ -432,8 +517,7 @@ export async function runBudget(
       restRps: rest.rps,
       viewerHz: viewerFrames / wall,
       cpuShareUsed: (cpu1.usageS - cpu0.usageS) / wall,
-      throttledShare:
-        (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / quotaFor(share, periodUs, RT_FRACTION).periodUs),
+      throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / confined.periodUs),
       rss,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
       twinLine: server.twinLine,
@@ -441,17 +525,7 @@ export async function runBudget(
   } finally {
     if (server) await stop(server.child);
     await stop(emulator.child);
-    // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
-    writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
-    for (const dir of [group, rig])
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          break;
-        } catch {
-          await sleep(100);
-        }
-      }
+    await confined.close();
   }
 }
 
@@ -460,7 +534,7 @@ export function printBudget(r: BudgetRow): void {
   const pssSum = r.rss.reduce((s, p) => s + p.pssMb, 0);
   const ok = (b: boolean) => (b ? 'ok  ' : 'MISS');
   console.log(
-    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core`,
+    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core (${r.how})`,
   );
   console.log(`      ${r.physicsLine}`);
   console.log(`      ${r.twinLine}`);
@@ -506,9 +580,8 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv.includes('pi
     printBudget(
       await runBudget('ergo-jr', Number(process.env.BENCH_PI_CAMERA_SHARE ?? 0.5), seconds, true, periodUs),
     );
-  for (const g of readdirSync('/sys/fs/cgroup/cpu').filter((d) =>
-    d.startsWith(`poppy-pi-budget-${process.pid}`),
-  ))
+  const groups = existsSync('/sys/fs/cgroup/cpu') ? readdirSync('/sys/fs/cgroup/cpu') : [];
+  for (const g of groups.filter((d) => d.startsWith(`poppy-pi-budget-${process.pid}`)))
     console.error(`left behind: ${g}`);
   process.exit(0);
 }

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- pi-budget [ergo-jr|torso ...] [share ...] [camera]` (issue 46): a `--backend=real --shadow`
  * server on the bus emulator, every process of it (the server, the bus process, the twin on the server's thread,
- * ffmpeg with the camera) confined to the CPU share of one Raspberry Pi core by a cgroup's CPU quota; the emulator
+ * ffmpeg with the camera) confined to the CPU share of one Raspberry Pi core by a cgroup's CPU quota (where no cgroup
+ * is writable, or with BENCH_PI_FALLBACK=1: taskset and a SIGSTOP/SIGCONT duty cycle, bench/duty-cycle.ts); the emulator
  * (the servos) and the load (a 30 Hz web view on /stream/state, REST reads at a fixed rate) run outside it.
  * Prints the bus loop's rate and p99 lateness (GET /metrics), the twin's real-time factor (its clock over the wall's),
  * REST p99, and the RSS of each process of the group. `camera`: the Ergo Jr with `--camera=lavfi:testsrc` too, frames
@@ -10,12 +11,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Published single-thread figures, one tool on both boards: sysbench 1.0.20 `cpu` (primes to 10000), 64-bit
@@ -61,12 +64,22 @@ export function cpuController(root = '/sys/fs/cgroup'): { version: 1 | 2; dir: s
 export function quotaFor(
   share: number,
   periodUs?: number,
+  rtFraction = 0.5,
 ): { quotaUs: number; rtUs: number; periodUs: number } {
   if (!(share > 0 && share <= 1)) throw new Error(`a share of one core is in (0, 1]: ${share}`);
-  const period = periodUs ?? Math.min(1_000_000, Math.round(2000 / share));
-  const half = Math.max(1000, Math.round((share * period) / 2));
-  return { quotaUs: half, rtUs: half, periodUs: period };
+  if (!(rtFraction > 0 && rtFraction <= 0.5))
+    throw new Error(`the real-time part is in (0, 0.5]: ${rtFraction}`);
+  // The real-time part, the smaller, is at the 1 ms floor; the CFS quota the rest of the share.
+  const period = periodUs ?? Math.min(1_000_000, Math.round(1000 / (share * rtFraction)));
+  const rtUs = Math.max(1000, Math.round(share * period * rtFraction));
+  return { quotaUs: Math.max(1000, Math.round(share * period) - rtUs), rtUs, periodUs: period };
 }
+
+/**
+ * BENCH_PI_RT_FRACTION: the real-time part of the share (default a half). The bus process's own CPU fell to about a
+ * quarter of the group's at 0.2 (decisions/0060), and a v1 group's CFS quota cannot use the real-time runtime left.
+ */
+const RT_FRACTION = Number(process.env.BENCH_PI_RT_FRACTION ?? 0.5);
 
 /**
  * Makes (or reuses) the group `name` under the controller and caps it at `share` of one core. On v1 its cpu.shares
@@ -81,7 +94,7 @@ export function confine(
 ): string {
   const dir = path.join(ctl.dir, name);
   mkdirSync(dir, { recursive: true });
-  const { quotaUs, rtUs, periodUs: period } = quotaFor(share, periodUs);
+  const { quotaUs, rtUs, periodUs: period } = quotaFor(share, periodUs, RT_FRACTION);
   if (ctl.version === 2) {
     // v2 has no real-time runtime per group: the whole share is the quota.
     writeFileSync(path.join(dir, 'cpu.max'), `${quotaUs + rtUs} ${period}`);
@@ -128,7 +141,7 @@ function metric(text: string, name: string): number {
 }
 
 /** The lateness histogram's cumulative buckets (upper bound s -> count), and its count. */
-function lateness(text: string): Map<number, number> {
+export function lateness(text: string): Map<number, number> {
   const out = new Map<number, number>();
   for (const m of text.matchAll(/^poppy_bus_loop_lateness_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\S+)$/gm))
     out.set(m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2]));
@@ -144,8 +157,7 @@ export function histogramPercentile(a: Map<number, number>, b: Map<number, numbe
 }
 
 /** RSS and PSS (MB) of each process in the group, with its command line shortened. */
-function groupRss(dir: string): { pid: number; what: string; rssMb: number; pssMb: number }[] {
-  const pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+function groupRss(pids: readonly number[]): { pid: number; what: string; rssMb: number; pssMb: number }[] {
   const out = [];
   for (const pid of pids) {
     try {
@@ -173,12 +185,11 @@ function groupRss(dir: string): { pid: number; what: string; rssMb: number; pssM
 }
 
 /** Throttled periods of the group so far, and the CPU time (s) its processes have used (/proc/<pid>/stat). */
-function groupCpu(dir: string): { throttled: number; usageS: number; perPid: Map<number, number> } {
-  const stat = readFileSync(path.join(dir, 'cpu.stat'), 'utf8');
-  const throttled = Number(/nr_throttled (\d+)/.exec(stat)?.[1] ?? NaN);
+function groupCpu(confined: Confinement): { throttled: number; usageS: number; perPid: Map<number, number> } {
+  const throttled = confined.throttled();
   let ticks = 0;
   const perPid = new Map<number, number>();
-  for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+  for (const pid of confined.pids()) {
     try {
       // After the command's closing bracket: state is field 3, utime and stime fields 14 and 15.
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -198,6 +209,8 @@ export interface BudgetRow {
   readonly robot: string;
   readonly share: number;
   readonly periodUs: number;
+  /** How the share was imposed: a cgroup, or taskset and the duty cycle. */
+  readonly how: string;
   readonly camera: boolean;
   readonly startS: number;
   readonly loopHz: number;
@@ -211,21 +224,98 @@ export interface BudgetRow {
   readonly throttledShare: number;
   readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
   readonly physicsLine: string;
+  /** The server's line saying the twin's physics rate (src/shadow/physics-rate.ts). */
+  readonly twinLine: string;
+}
+
+/** Where the server runs confined: a cgroup, or where none is writable the duty cycle (bench/duty-cycle.ts). */
+interface Confinement {
+  /** Said in the report. */
+  readonly how: string;
+  readonly periodUs: number;
+  /** Shell words before the server's command: they put it (and what it starts) in the confinement. */
+  readonly prefix: string;
+  /** Called with the server's PID once it runs. */
+  started(pid: number): void;
+  pids(): number[];
+  throttled(): number;
+  close(): Promise<void>;
+}
+
+function cgroupConfinement(
+  ctl: { version: 1 | 2; dir: string },
+  share: number,
+  periodUs?: number,
+): Confinement {
+  const group = confine(ctl, `poppy-pi-budget-${process.pid}`, share, periodUs);
+  const rig = outsideGroup(ctl);
+  return {
+    how: `cgroup v${ctl.version}`,
+    periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
+    // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
+    prefix: `echo $$ > '${group}/cgroup.procs' && exec`,
+    started: () => {},
+    pids: () =>
+      readFileSync(path.join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number),
+    throttled: () =>
+      Number(/nr_throttled (\d+)/.exec(readFileSync(path.join(group, 'cpu.stat'), 'utf8'))?.[1] ?? NaN),
+    async close() {
+      // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
+      writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
+      for (const dir of [group, rig])
+        for (let i = 0; i < 50; i++) {
+          try {
+            rmdirSync(dir);
+            break;
+          } catch {
+            await sleep(100);
+          }
+        }
+    },
+  };
+}
+
+/** The server on the last CPU (taskset), stopped and continued to run `share` of each period. */
+function dutyCycleConfinement(share: number, periodUs?: number): Confinement {
+  const period = quotaFor(share, periodUs, RT_FRACTION).periodUs;
+  const cpu = os.cpus().length - 1;
+  let server: number | undefined;
+  let throttle: DutyCycleThrottle | undefined;
+  const pids = () => (server === undefined ? [] : processTree(server));
+  return {
+    how: `taskset -c ${cpu} + SIGSTOP/SIGCONT`,
+    periodUs: period,
+    prefix: `exec taskset -c ${cpu}`,
+    started(pid) {
+      server = pid;
+      throttle = new DutyCycleThrottle({
+        share,
+        periodMs: period / 1000,
+        pids,
+        signal: (p, sig) => process.kill(p, sig),
+        sleep,
+        now: () => performance.now(),
+      });
+    },
+    pids,
+    throttled: () => throttle?.stopped ?? 0,
+    close: async () => throttle?.stop(),
+  };
 }
 
 async function startConfinedServer(
-  group: string,
+  confined: Confinement,
   args: string[],
-): Promise<{ child: ChildProcess; url: string; line: string }> {
+): Promise<{ child: ChildProcess; url: string; line: string; twinLine: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const cmd = [process.execPath, 'dist/main.js', ...args, '--port', String(port)]
     .map((a) => `'${a}'`)
     .join(' ');
-  // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
-  const child = spawn('sh', ['-c', `echo $$ > '${group}/cgroup.procs' && exec ${cmd}`], {
+  const child = spawn('sh', ['-c', `${confined.prefix} ${cmd}`], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  confined.started(child.pid!);
   let out = '';
   const line = await new Promise<string>((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -238,7 +328,8 @@ async function startConfinedServer(
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out.slice(-2000)}`)));
     setTimeout(() => reject(new Error(`no answer in 180 s: ${out.slice(-2000)}`)), 180_000).unref();
   });
-  return { child, url: `http://127.0.0.1:${port}`, line };
+  const twinLine = /shadow twin: physics[^"\n]*/.exec(out)?.[0] ?? 'no shadow twin line';
+  return { child, url: `http://127.0.0.1:${port}`, line, twinLine };
 }
 
 async function get(url: string): Promise<string> {
@@ -333,22 +424,30 @@ export async function runBudget(
   camera: boolean,
   periodUs?: number,
 ): Promise<BudgetRow> {
-  const ctl = cpuController();
-  if (!ctl) throw new Error('no cgroup CPU controller here (taskset + SIGSTOP/SIGCONT is not written yet)');
-  const group = confine(ctl, `poppy-pi-budget-${process.pid}`, share, periodUs);
-  const rig = outsideGroup(ctl);
+  const ctl = process.env.BENCH_PI_FALLBACK ? undefined : cpuController();
+  let confined: Confinement;
+  try {
+    if (!ctl) throw new Error('no cgroup CPU controller');
+    confined = cgroupConfinement(ctl, share, periodUs);
+  } catch (err) {
+    // Not writable (no root, a container) or absent: the duty cycle instead, said in the report.
+    console.log(`      no cgroup to confine to (${(err as Error).message}): taskset + SIGSTOP/SIGCONT`);
+    confined = dutyCycleConfinement(share, periodUs);
+  }
   const emulator = await startEmulatorProcess(robot);
   // As the servos: ahead of the server's processes and of other sessions' real-time ones (best effort).
   spawnSync('chrt', ['-f', '-p', '30', String(emulator.child.pid)], { stdio: 'ignore' });
   const started = performance.now();
   let server: Awaited<ReturnType<typeof startConfinedServer>> | undefined;
   try {
-    server = await startConfinedServer(group, [
+    server = await startConfinedServer(confined, [
       '--backend=real',
       '--shadow',
       `--robot=${robot}`,
       `--serial=${emulator.device}`,
       ...(camera ? ['--camera=lavfi:testsrc'] : []),
+      // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
+      ...(process.env.BENCH_PI_TWIN_HZ ? [`--shadow-physics-hz=${process.env.BENCH_PI_TWIN_HZ}`] : []),
     ]);
     const startS = (performance.now() - started) / 1000;
     const { url } = server;
@@ -379,7 +478,7 @@ export async function runBudget(
         })()
       : Promise.resolve();
     const m0 = await get(`${url}/metrics`);
-    const cpu0 = groupCpu(group);
+    const cpu0 = groupCpu(confined);
     const w0 = performance.now();
     viewer.start();
     const firstMotor = all[0]!;
@@ -389,10 +488,10 @@ export async function runBudget(
       20,
     );
     const m1 = await get(`${url}/metrics`);
-    const cpu1 = groupCpu(group);
+    const cpu1 = groupCpu(confined);
     const wall = (performance.now() - w0) / 1000;
     const viewerFrames = await viewer.stop();
-    const rss = groupRss(group).map((p) => ({
+    const rss = groupRss(confined.pids()).map((p) => ({
       ...p,
       cpuShare: ((cpu1.perPid.get(p.pid) ?? 0) - (cpu0.perPid.get(p.pid) ?? 0)) / wall,
     }));
@@ -406,7 +505,8 @@ export async function runBudget(
     return {
       robot,
       share,
-      periodUs: quotaFor(share, periodUs).periodUs,
+      periodUs: confined.periodUs,
+      how: confined.how,
       camera,
       startS,
       loopHz: cycles / wall,
@@ -417,24 +517,15 @@ export async function runBudget(
       restRps: rest.rps,
       viewerHz: viewerFrames / wall,
       cpuShareUsed: (cpu1.usageS - cpu0.usageS) / wall,
-      throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / quotaFor(share, periodUs).periodUs),
+      throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / confined.periodUs),
       rss,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
+      twinLine: server.twinLine,
     };
   } finally {
     if (server) await stop(server.child);
     await stop(emulator.child);
-    // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
-    writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
-    for (const dir of [group, rig])
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          break;
-        } catch {
-          await sleep(100);
-        }
-      }
+    await confined.close();
   }
 }
 
@@ -443,9 +534,10 @@ export function printBudget(r: BudgetRow): void {
   const pssSum = r.rss.reduce((s, p) => s + p.pssMb, 0);
   const ok = (b: boolean) => (b ? 'ok  ' : 'MISS');
   console.log(
-    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core`,
+    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core (${r.how})`,
   );
   console.log(`      ${r.physicsLine}`);
+  console.log(`      ${r.twinLine}`);
   console.log(`      start to first answer ${r.startS.toFixed(1)} s`);
   console.log(
     `      bus loop ${r.loopHz.toFixed(1)} Hz (${(r.loopHz / 50).toFixed(3)}x 50)  ${ok(r.loopHz >= 49.5)}`,
@@ -488,9 +580,8 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv.includes('pi
     printBudget(
       await runBudget('ergo-jr', Number(process.env.BENCH_PI_CAMERA_SHARE ?? 0.5), seconds, true, periodUs),
     );
-  for (const g of readdirSync('/sys/fs/cgroup/cpu').filter((d) =>
-    d.startsWith(`poppy-pi-budget-${process.pid}`),
-  ))
+  const groups = existsSync('/sys/fs/cgroup/cpu') ? readdirSync('/sys/fs/cgroup/cpu') : [];
+  for (const g of groups.filter((d) => d.startsWith(`poppy-pi-budget-${process.pid}`)))
     console.error(`left behind: ${g}`);
   process.exit(0);
 }

@@ -10,6 +10,7 @@ import {
   parseSeconds,
   parseSeed,
   parseSpeed,
+  parseShadowPhysicsHz,
   parseWorkers,
 } from './config/flags.ts';
 import { ConfigError } from './core/errors.ts';
@@ -72,6 +73,7 @@ async function main(argv: string[]): Promise<void> {
     .option('--loop-hz <n>', 'control (sync) loop rate, Hz', parsePositive, 50)
     .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
     .option('--shadow', HELP.shadow)
+    .option('--shadow-physics-hz <hz|auto>', HELP.shadowPhysicsHz, parseShadowPhysicsHz)
     .option('--guard', HELP.guard)
     .option('--calibration <file>', HELP.calibration)
     .addOption(
@@ -174,6 +176,7 @@ async function main(argv: string[]): Promise<void> {
     workers: number | 'auto';
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
+    shadowPhysicsHz?: number | 'auto';
     guard?: boolean;
     calibration?: string;
     physics: 'auto' | 'lean' | 'fast';
@@ -296,8 +299,7 @@ async function main(argv: string[]): Promise<void> {
   }
   let robotServer: RobotServer;
   try {
-    // Loaded once the flags are good: a bad flag or --help answers without loading the server's modules. A twin's
-    // physics engine compiles on V8's background threads meanwhile (the server awaits the same promise).
+    // Loaded once the flags are good (a bad flag or --help loads none); a twin's Rapier compiles meanwhile.
     if (opts.backend === 'sim' || opts.shadow)
       void import('./sim/build-world.ts').then((m) => m.initRapier()).catch(() => {});
     const { createRobotServer } = await import('./server.ts');
@@ -311,6 +313,7 @@ async function main(argv: string[]): Promise<void> {
       recordsDir: opts.recordsDir,
       camera: opts.camera,
       shadow: opts.shadow,
+      shadowPhysicsHz: opts.shadowPhysicsHz ?? 'auto',
       guard: opts.guard,
       calibration: opts.calibration,
       processMetrics: true,

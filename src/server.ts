@@ -1,6 +1,4 @@
-/**
- * The composition root: config -> backend -> Robot -> app. The only module that knows which backend runs.
- */
+/** The composition root: config -> backend -> Robot -> app. The only module that knows which backend runs. */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -46,6 +44,7 @@ import { calibrationRoutes } from './http/routes/calibration.ts';
 import { type ServoParams, loadCalibration, servoParamsOf } from './config/calibration.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
+import { twinStep } from './shadow/physics-rate.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
@@ -95,6 +94,8 @@ export interface ServerOptions {
   readonly metricsLabels?: Readonly<Record<string, string>>;
   /** Real only: run the physics twin beside the robot and compare them (also the robot config's `shadow`). */
   readonly shadow?: boolean;
+  /** With shadow: the twin's physics rate, Hz, or 'auto' (default): chosen from a step's cost here. */
+  readonly shadowPhysicsHz?: number | 'auto';
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
   /** A calibration file for the twin (sim backend, shadow twin, guard); default: the robot config's `calibration`. */
@@ -202,10 +203,12 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // core/errors.ts, whose RobotErrors the error handler would not recognise (500 instead of 404).
   const real = backend instanceof RealBackend ? backend : undefined;
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
-  const shadow =
+  const log = (line: string, level: 'warn' | 'info' = 'info') => logger[level](line);
+  const stepS =
     real && (opts.shadow ?? config.shadow)
-      ? new ShadowTwin({ config, urdf, real, servoParams, log: (line, level) => logger[level](line) })
+      ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
       : undefined;
+  const shadow = real && stepS ? new ShadowTwin({ config, urdf, real, servoParams, stepS, log }) : undefined;
   const guard =
     shadow && opts.guard
       ? new MoveGuard({
@@ -255,8 +258,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // Custom primitives load in worker threads meanwhile: the server is not ready (503 but for the probes) until then.
   const readiness = new Readiness();
   readiness.wait('custom primitives', primitives.customLoaded());
-  // In real time the detector runs in a worker thread; on a manual clock inline, so each detection belongs to the sim
-  // instant it was asked at.
+  // In real time the detector runs in a worker thread; on a manual clock inline (each detection at its sim instant).
   const detector =
     backend.camera && config.markerDetector && opts.speed !== 'manual' ? new WorkerDetector() : undefined;
   const markers =

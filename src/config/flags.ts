@@ -43,10 +43,25 @@ export function parseSeconds(v: string): number {
   return n;
 }
 
+/** The twin's physics rates, Hz (src/shadow/physics-rate.ts TWIN_PHYSICS_HZ, which a test ties to these). */
+export const SHADOW_PHYSICS_HZ = [500, 400, 250, 200] as const;
+
+/** `--shadow-physics-hz`: `auto` (chosen from a step's cost at start) or one of SHADOW_PHYSICS_HZ. */
+export function parseShadowPhysicsHz(v: string): number | 'auto' {
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (!(SHADOW_PHYSICS_HZ as readonly number[]).includes(n))
+    throw new InvalidArgumentError(`must be "auto" or one of ${SHADOW_PHYSICS_HZ.join(', ')}`);
+  return n;
+}
+
 /** Help lines of the server's longer flags (kept here so main.ts stays short). */
 export const HELP = {
   shadow:
     'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
+  shadowPhysicsHz:
+    "with --shadow: the twin's physics rate, Hz: auto (default: 500, its step timed at start, a warning if its " +
+    'steps take over a fifth of the CPU) or 500, 400, 250, 200 (coarser keeps time on a slow machine, less faithful)',
   guard:
     'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
   calibration:

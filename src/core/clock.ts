@@ -146,12 +146,18 @@ export async function advanceManualClock(clock: SteppedClock, dt: number): Promi
   }
 }
 
-/** WallClock wakes from its timer this long (ms) before the time, then yields turns until it. */
+/** WallClock wakes from its timer this long (ms) before the time, then yields turns until it (by default). */
 const WAKE_EARLY_MS = 1;
 
 /** Wall-clock time for the real robot. */
 export class WallClock implements Clock {
   readonly #start = performance.now();
+  readonly #wakeEarlyMs: number;
+
+  /** `wakeEarlyMs`: how long before the time its timer wakes to yield turns until it (0: the timer alone). */
+  constructor(opts: { wakeEarlyMs?: number } = {}) {
+    this.#wakeEarlyMs = opts.wakeEarlyMs ?? WAKE_EARLY_MS;
+  }
 
   now(): number {
     return (performance.now() - this.#start) / 1000;
@@ -180,17 +186,23 @@ export class WallClock implements Clock {
   }
 
   /**
-   * A timer for the bulk of the wait, woken WAKE_EARLY_MS early, then turns of the event loop (setImmediate: I/O is
+   * A timer for the bulk of the wait, woken `wakeEarlyMs` early, then turns of the event loop (setImmediate: I/O is
    * served between them) until the time: a timer alone is late by up to a millisecond, and a wait already due would
    * still cost setTimeout's 1 ms floor, which capped the real backend's loop and made its 50 Hz cycles start late.
-   * Always yields at least once. The turns cost up to WAKE_EARLY_MS of CPU per wait: 5 % of a core at 50 Hz.
+   * Always yields at least once. The turns cost up to `wakeEarlyMs` of CPU per wait: 5 % of a core at 50 Hz for 1 ms.
    */
   async sleepUntil(t: number, signal?: AbortSignal): Promise<void> {
-    const early = (t - this.now()) * 1000 - WAKE_EARLY_MS;
-    if (early > 0) await this.#sleep(early / 1000, signal);
+    // A timer may fire up to a millisecond before its time (libuv counts whole ms): it is re-armed until due.
+    for (let early = this.#untilWake(t); early > 0; early = this.#untilWake(t))
+      await this.#sleep(early / 1000, signal);
     do {
       if (signal?.aborted) throw new AbortError();
       await new Promise((resolve) => setImmediate(resolve));
     } while (this.now() < t);
+  }
+
+  /** How long (ms) until the timer should wake for time `t`. */
+  #untilWake(t: number): number {
+    return (t - this.now()) * 1000 - this.#wakeEarlyMs;
   }
 }

@@ -48,6 +48,8 @@ export interface ShadowOptions {
   readonly log: (line: string, level: 'warn' | 'info') => void;
   /** The wall clock the cycle reports' `startedAt` are on, epoch ms (default performance's; tests script it). */
   readonly wallMs?: () => number;
+  /** The twin's physics step, s (src/shadow/physics-rate.ts; default the sim's). */
+  readonly stepS?: number;
 }
 
 export interface ShadowStatus {
@@ -81,6 +83,7 @@ export class ShadowTwin {
       config: opts.config,
       urdf: opts.urdf,
       speed: 'manual',
+      dt: opts.stepS,
       servoParams: opts.servoParams,
     });
     this.#motors = opts.config.motors.map((m) => ({

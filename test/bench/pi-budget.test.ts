@@ -19,6 +19,9 @@ describe('bench/pi-budget', () => {
     expect(quotaFor(0.093)).to.deep.equal({ quotaUs: 1000, rtUs: 1000, periodUs: 21_505 });
     expect(quotaFor(0.2, 100_000)).to.deep.equal({ quotaUs: 10_000, rtUs: 10_000, periodUs: 100_000 });
     expect(() => quotaFor(0)).to.throw(/\(0, 1\]/);
+    // A quarter real-time: that part at the floor, the CFS quota three times it.
+    expect(quotaFor(0.2, undefined, 0.25)).to.deep.equal({ quotaUs: 3000, rtUs: 1000, periodUs: 20_000 });
+    expect(() => quotaFor(0.2, undefined, 0.6)).to.throw(/\(0, 0.5\]/);
   });
 
   it('writes a v1 group: period, quota and a high weight', () => {

@@ -152,6 +152,27 @@ describe('WallClock', () => {
     }
   });
 
+  it('with wakeEarlyMs 0 it waits on its timer alone: never early, a turn or two of the event loop a wait', async () => {
+    const clock = new WallClock({ wakeEarlyMs: 0 });
+    const real = globalThis.setImmediate;
+    let turns = 0;
+    globalThis.setImmediate = ((...args: Parameters<typeof setImmediate>) => {
+      turns++;
+      return real(...args);
+    }) as typeof setImmediate;
+    try {
+      for (let i = 0; i < 10; i++) {
+        const t = clock.now() + 0.01;
+        await clock.sleepUntil(t);
+        expect(clock.now()).to.be.at.least(t);
+      }
+    } finally {
+      globalThis.setImmediate = real;
+    }
+    // Woken 1 ms early, the default clock yields turns until the time: hundreds of them over these ten waits.
+    expect(turns).to.be.at.most(20);
+  });
+
   it("a wait already due costs a turn of the event loop, not a timer's 1 ms floor", async () => {
     const clock = new WallClock();
     const started = performance.now();

@@ -1,0 +1,137 @@
+/**
+ * The shadow twin's physics rate, chosen per machine at start (issue 46): a short run of the twin's own world with
+ * every servo stiff and moving says what a step costs here, and the twin takes the finest faithful step whose steps
+ * stay within TWIN_CPU_SHARE of the CPU; `--shadow-physics-hz` sets it instead. docs/decisions/0061-twin-physics-rate.md.
+ */
+import type { ServoParams } from '../config/calibration.ts';
+import type { RobotConfig } from '../config/robot-config.ts';
+import { degToPosition, positionToDeg } from '../dynamixel/registers.ts';
+import { SimBackend } from '../sim/backend.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+
+/**
+ * The steps the choice takes from, finest first (s): only 500 Hz. At 400, 250 and 200 Hz the twin's gravity-loaded
+ * joints hold 3-5 degrees off the same servo model at 500 Hz and test/shadow raises false events (decisions/0061).
+ */
+export const TWIN_STEPS_S = [0.002] as const;
+/** Every rate the flag takes, Hz: the faithful one, then coarser ones that keep time on a slow machine, less faithful. */
+export const TWIN_PHYSICS_HZ = [500, 400, 250, 200];
+/** The share of the CPU the twin's physics may take while the robot moves (the rest: the bus, HTTP, the web view). */
+export const TWIN_CPU_SHARE = 0.2;
+/** Steps timed at start: about 0.3 s of the moving robot in chunks, after as many to warm the code up. */
+const PROBE_STEPS = 150;
+const PROBE_CHUNK_STEPS = 15;
+
+export interface TwinPhysics {
+  /** The twin's step, s. */
+  readonly stepS: number;
+  /** What a step of the moving robot cost when measured, ms (undefined: set by the flag, not measured). */
+  readonly stepCostMs?: number;
+  /** The share of the CPU the twin's steps take at that step (undefined: not measured). */
+  readonly share?: number;
+  /** Even the coarsest step it may take costs more than TWIN_CPU_SHARE here. */
+  readonly over: boolean;
+}
+
+/** The finest of `steps` whose cost (ms a step) stays within `share` of the CPU; the coarsest when none does. */
+export function chooseTwinStep(
+  stepCostMs: number,
+  share = TWIN_CPU_SHARE,
+  steps: readonly number[] = TWIN_STEPS_S,
+): TwinPhysics {
+  const fits = steps.find((s) => stepCostMs / (s * 1000) <= share);
+  const stepS = fits ?? steps.at(-1)!;
+  return { stepS, stepCostMs, share: stepCostMs / (stepS * 1000), over: fits === undefined };
+}
+
+export interface ProbeOptions {
+  readonly config: RobotConfig;
+  readonly urdf: UrdfRobot;
+  readonly servoParams?: ReadonlyMap<number, ServoParams>;
+  /** Milliseconds, monotonic (default performance.now; tests script it). */
+  readonly now?: () => number;
+}
+
+/**
+ * What a step of the twin's world costs here (ms): a world of its own at the finest step, every servo stiff and
+ * swinging 15 degrees (the solver's work, as when the robot moves; at rest it skips the solver), PROBE_STEPS timed in
+ * chunks after as many to warm up. The mean of the fastest quarter of the chunks: the server's own start-up work
+ * (the bus, V8 compiling the engine) runs beside the probe and made single runs 3-14x dearer (decisions/0061).
+ */
+export async function measureStepCost(opts: ProbeOptions): Promise<number> {
+  const sim = new SimBackend({
+    config: opts.config,
+    urdf: opts.urdf,
+    speed: 'manual',
+    dt: TWIN_STEPS_S[0],
+    restWhenStill: false,
+    servoParams: opts.servoParams,
+  });
+  await sim.open();
+  try {
+    const ids = [...sim.models.keys()];
+    const start = await sim.bus.read(ids, 'present_position');
+    await sim.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+    const now = opts.now ?? (() => performance.now());
+    const chunks: number[] = [];
+    const swing = async (deg: number, timed: boolean) => {
+      const goals = ids.map((id): [number, number] => {
+        const spec = sim.models.get(id)!;
+        return [id, degToPosition(spec, positionToDeg(spec, start.get(id) as number) + deg)];
+      });
+      await sim.bus.write('goal_position', new Map(goals));
+      for (let done = 0; done < PROBE_STEPS / 2; done += PROBE_CHUNK_STEPS) {
+        const t0 = timed ? now() : 0;
+        await sim.advance(PROBE_CHUNK_STEPS * sim.dt);
+        if (timed) chunks.push((now() - t0) / PROBE_CHUNK_STEPS);
+      }
+    };
+    await swing(15, false);
+    await swing(0, false);
+    await swing(15, true);
+    await swing(0, true);
+    const fastest = chunks.sort((a, b) => a - b).slice(0, Math.ceil(chunks.length / 4));
+    return fastest.reduce((sum, c) => sum + c, 0) / fastest.length;
+  } finally {
+    await sim.close();
+  }
+}
+
+/**
+ * The twin's physics: `hz` from the flag, measured and chosen for 'auto' (the command line's default), the finest
+ * step when not given (a server made in code: tests stay deterministic); with the one line that says so.
+ */
+export async function twinPhysics(
+  hz: number | 'auto' | undefined,
+  probe: () => Promise<number>,
+): Promise<{ physics: TwinPhysics; line: string }> {
+  if (hz === undefined) {
+    const physics = { stepS: TWIN_STEPS_S[0], over: false };
+    return { physics, line: `shadow twin: physics at ${TWIN_PHYSICS_HZ[0]} Hz (the default)` };
+  }
+  if (hz !== 'auto') {
+    const physics = { stepS: 1 / hz, over: false };
+    const coarse =
+      hz < TWIN_PHYSICS_HZ[0]! ? `, less faithful than ${TWIN_PHYSICS_HZ[0]} Hz (docs/shadow.md)` : '';
+    return { physics, line: `shadow twin: physics at ${hz} Hz (--shadow-physics-hz${coarse})` };
+  }
+  const physics = chooseTwinStep(await probe());
+  const cost = physics.stepCostMs!.toFixed(physics.stepCostMs! < 0.1 ? 3 : 2);
+  const over = physics.over
+    ? `; its steps take ${Math.round(physics.share! * 100)} % of the CPU, over the ${TWIN_CPU_SHARE * 100} % it is given: ` +
+      'it may fall behind (--shadow-physics-hz=250 keeps time, less faithful: docs/shadow.md)'
+    : '';
+  return {
+    physics,
+    line: `shadow twin: physics at ${Math.round(1 / physics.stepS)} Hz on this machine (a step costs ${cost} ms)${over}`,
+  };
+}
+
+/** The twin's step (s) for the server: from `hz`, else measured here; logs the line that says which. */
+export async function twinStep(
+  opts: ProbeOptions & { readonly hz?: number | 'auto'; readonly log: (line: string) => void },
+): Promise<number> {
+  const { physics, line } = await twinPhysics(opts.hz, () => measureStepCost(opts));
+  opts.log(line);
+  return physics.stepS;
+}

@@ -1,0 +1,136 @@
+/**
+ * The shadow twin's physics rate chosen at start (src/shadow/physics-rate.ts): the choice from a step's cost, which
+ * tests inject (time is a dependency), the flag's values, and a real-backend server's twin at the rate asked.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { InvalidArgumentError } from 'commander';
+import { SHADOW_PHYSICS_HZ, parseShadowPhysicsHz } from '../../src/config/flags.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { emulateBus } from '../../src/emulator/emulator.ts';
+import { memoryBinding } from '../../src/emulator/memory-binding.ts';
+import { inProcessBus } from '../../src/real/bus-host.ts';
+import { createRobotServer } from '../../src/server.ts';
+import {
+  TWIN_CPU_SHARE,
+  TWIN_PHYSICS_HZ,
+  TWIN_STEPS_S,
+  chooseTwinStep,
+  measureStepCost,
+  twinPhysics,
+} from '../../src/shadow/physics-rate.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-physics-rate-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("the shadow twin's physics rate", () => {
+  const steps = [0.002, 0.004, 0.005];
+
+  it('takes the finest step whose cost stays within the share of the CPU', () => {
+    expect(TWIN_CPU_SHARE).to.equal(0.2);
+    // 0.1 ms a step: 5 % of the CPU at 2 ms.
+    expect(chooseTwinStep(0.1, 0.2, steps)).to.deep.include({ stepS: 0.002, over: false });
+    // 0.6 ms: 30 % at 2 ms, 15 % at 4 ms.
+    expect(chooseTwinStep(0.6, 0.2, steps)).to.deep.include({ stepS: 0.004, over: false });
+    // 0.95 ms: 23.75 % at 4 ms, 19 % at 5 ms.
+    const at5 = chooseTwinStep(0.95, 0.2, steps);
+    expect(at5).to.deep.include({ stepS: 0.005, over: false });
+    expect(at5.share).to.be.closeTo(0.19, 1e-9);
+    // Right at the share still fits.
+    expect(chooseTwinStep(0.4, 0.2, steps).stepS).to.equal(0.002);
+  });
+
+  it('takes the coarsest step when none fits, and says it is over', () => {
+    const r = chooseTwinStep(2, 0.2, steps);
+    expect(r).to.deep.include({ stepS: 0.005, over: true });
+    expect(r.share).to.be.closeTo(0.4, 1e-9);
+  });
+
+  it('chooses among the faithful steps only: 500 Hz, over its share on a slow machine', () => {
+    expect([...TWIN_STEPS_S]).to.deep.equal([0.002]);
+    expect(chooseTwinStep(0.1)).to.deep.include({ stepS: 0.002, over: false });
+    expect(chooseTwinStep(0.6)).to.deep.include({ stepS: 0.002, over: true });
+  });
+
+  it('auto: measures once and says the rate and the cost in one line', async () => {
+    let probes = 0;
+    const { physics, line } = await twinPhysics('auto', async () => {
+      probes++;
+      return 0.08;
+    });
+    expect(probes).to.equal(1);
+    expect(physics).to.deep.include({ stepS: 0.002, over: false });
+    expect(line).to.equal('shadow twin: physics at 500 Hz on this machine (a step costs 0.080 ms)');
+    const slow = await twinPhysics('auto', async () => 0.6);
+    expect(slow.line).to.equal(
+      'shadow twin: physics at 500 Hz on this machine (a step costs 0.60 ms); its steps take 30 % of the CPU, ' +
+        'over the 20 % it is given: it may fall behind (--shadow-physics-hz=250 keeps time, less faithful: docs/shadow.md)',
+    );
+  });
+
+  it('a rate from the flag, or none given (a server made in code), measures nothing', async () => {
+    const never = async () => {
+      throw new Error('measured');
+    };
+    const flag = await twinPhysics(200, never);
+    expect(flag.physics.stepS).to.equal(0.005);
+    expect(flag.line).to.equal(
+      'shadow twin: physics at 200 Hz (--shadow-physics-hz, less faithful than 500 Hz (docs/shadow.md))',
+    );
+    expect((await twinPhysics(500, never)).line).to.equal(
+      'shadow twin: physics at 500 Hz (--shadow-physics-hz)',
+    );
+    const none = await twinPhysics(undefined, never);
+    expect(none.physics.stepS).to.equal(0.002);
+    expect(none.line).to.equal('shadow twin: physics at 500 Hz (the default)');
+  });
+
+  it("times the twin's own steps on the clock it is given", async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const urdf = await loadUrdf(config.urdfPath);
+    // Ten chunks of 15 steps, read before and after each: 3 ms each (0.2 ms a step) but the three slowest.
+    const chunkMs = [3, 3, 45, 3, 3, 30, 3, 3, 3, 60];
+    const times = chunkMs.flatMap((ms, i) => [i * 100, i * 100 + ms]);
+    const cost = await measureStepCost({ config, urdf, now: () => times.shift()! });
+    // The fastest quarter (3 chunks) at 0.2 ms a step; the clock read twice a chunk, no more.
+    expect(cost).to.be.closeTo(0.2, 1e-9);
+    expect(times).to.deep.equal([]);
+  });
+
+  it('--shadow-physics-hz takes auto or one of the rates the twin was tried at', () => {
+    expect([...SHADOW_PHYSICS_HZ]).to.deep.equal(TWIN_PHYSICS_HZ);
+    expect(parseShadowPhysicsHz('auto')).to.equal('auto');
+    expect(parseShadowPhysicsHz('250')).to.equal(250);
+    expect(() => parseShadowPhysicsHz('300')).to.throw(
+      InvalidArgumentError,
+      'must be "auto" or one of 500, 400, 250, 200',
+    );
+    expect(() => parseShadowPhysicsHz('fast')).to.throw(InvalidArgumentError);
+  });
+
+  it("a real-backend server's twin steps at the rate asked and logs it", async () => {
+    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
+    const info: string[] = [];
+    const server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: '/dev/mem0', busHost: inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus })) },
+      shadow: true,
+      shadowPhysicsHz: 250,
+      recordsDir: path.join(tmp, 'records'),
+      logger: { info: (l) => info.push(l), warn: () => {}, error: () => {} },
+    });
+    try {
+      expect(server.shadow!.sim.dt).to.equal(0.004);
+      expect(info).to.include(
+        'shadow twin: physics at 250 Hz (--shadow-physics-hz, less faithful than 500 Hz (docs/shadow.md))',
+      );
+    } finally {
+      await server.close();
+      await emulated.close();
+    }
+  });
+});

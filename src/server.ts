@@ -46,6 +46,7 @@ import { calibrationRoutes } from './http/routes/calibration.ts';
 import { type ServoParams, loadCalibration, servoParamsOf } from './config/calibration.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
+import { calibratedDeadBands } from './shadow/comparator.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
@@ -204,7 +205,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
   const shadow =
     real && (opts.shadow ?? config.shadow)
-      ? new ShadowTwin({ config, urdf, real, servoParams, log: (line, level) => logger[level](line) })
+      ? new ShadowTwin({
+          config,
+          urdf,
+          real,
+          servoParams,
+          deadBands: calibration && calibratedDeadBands(calibration.calibration),
+          log: (line, level) => logger[level](line),
+        })
       : undefined;
   const guard =
     shadow && opts.guard

@@ -44,6 +44,8 @@ export interface ShadowOptions {
   readonly real: RealBackend;
   /** The twin's servos' own parameters (a calibration), by motor id. */
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
+  /** The comparator's dead bands by motor name, from the same calibration (calibratedDeadBands). */
+  readonly deadBands?: ReadonlyMap<string, number>;
   /** An event raised is a warning, its clearing news. */
   readonly log: (line: string, level: 'warn' | 'info') => void;
   /** The wall clock the cycle reports' `startedAt` are on, epoch ms (default performance's; tests script it). */
@@ -91,6 +93,7 @@ export class ShadowTwin {
     }));
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
+      deadBands: opts.deadBands,
       onEvent: (e, change, held) => {
         if (change === 'raised') opts.log(describeEvent(e, held), 'warn');
         else opts.log(describeClear(e), 'info');

@@ -23,23 +23,24 @@ const rig = {
 };
 const motors = list ? list.split(',') : config.motors.map((m) => m.name);
 const rel = (a: number, b: number) => `${((100 * (a - b)) / b).toFixed(1)} %`;
+const pct = (x: { value: number; sigma: number }) => `${((100 * x.sigma) / x.value).toFixed(0)} %`;
 try {
   for (const name of motors) {
     const t0 = performance.now();
     const log = await runMotor(rig, config, name);
     const t1 = performance.now();
-    const { calibration: c, evaluations } = await fitMotor(config, urdf, log);
+    const { calibration: c, evaluations, estimates: e } = await fitMotor(config, urdf, log);
     const t2 = performance.now();
     const tr = truth.motors[name]!;
     console.log(
       [
         name,
         `robot ${log.t.length * 0.02} s, run ${((t1 - t0) / 1000).toFixed(1)} s, fit ${((t2 - t1) / 1000).toFixed(1)} s (${evaluations} sims)`,
-        `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (sigma ${c.offset.sigma})`,
-        `gain ${rel(c.gain.value, tr.gain.value)}`,
-        `armature ${rel(c.armature.value, tr.armature.value)}`,
-        `kv ${rel(c.friction.kv!.value, tr.friction.kv!.value)}`,
-        `kcs ${rel(c.friction.kcs!.value, tr.friction.kcs!.value)}`,
+        `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (found ${e.offset.value.toFixed(2)} +- ${e.offset.sigma})`,
+        `gain ${rel(e.gain.value, tr.gain.value)} (+- ${pct(e.gain)})`,
+        `armature ${rel(e.armature.value, tr.armature.value)} (+- ${pct(e.armature)})`,
+        `kv ${rel(e.kv.value, tr.friction.kv!.value)} (+- ${pct(e.kv)})`,
+        `kcs ${rel(e.kcs.value, tr.friction.kcs!.value)} (+- ${pct(e.kcs)})`,
         `rms ${c.residualRmsDeg} deg`,
         `not identifiable: ${c.notIdentifiable.join(' ')}`,
       ].join(' | '),

@@ -73,6 +73,7 @@ async function main(argv: string[]): Promise<void> {
     .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
     .option('--shadow', HELP.shadow)
     .option('--guard', HELP.guard)
+    .option('--shadow-log <file>', HELP.shadowLog)
     .option('--calibration <file>', HELP.calibration)
     .addOption(
       new Option('--on-close <state>', 'real only: servos at shutdown')
@@ -175,6 +176,7 @@ async function main(argv: string[]): Promise<void> {
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
     guard?: boolean;
+    shadowLog?: string;
     calibration?: string;
     physics: 'auto' | 'lean' | 'fast';
   }>();
@@ -312,6 +314,7 @@ async function main(argv: string[]): Promise<void> {
       camera: opts.camera,
       shadow: opts.shadow,
       guard: opts.guard,
+      shadowLog: opts.shadowLog,
       calibration: opts.calibration,
       processMetrics: true,
       real: {

@@ -1,3 +1,4 @@
+// Over 400 lines: the composition root wires every room's parts in one place, the one module that knows them all.
 /**
  * The composition root: config -> backend -> Robot -> app. The only module that knows which backend runs.
  */
@@ -47,6 +48,7 @@ import { type ServoParams, loadCalibration, servoParamsOf } from './config/calib
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
 import { calibratedDeadBands } from './shadow/comparator.ts';
+import { CycleLog } from './shadow/cycle-log.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
@@ -98,6 +100,8 @@ export interface ServerOptions {
   readonly shadow?: boolean;
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
+  /** With shadow: each cycle's commands and readings to this file, JSON lines (calibrate --from-log). */
+  readonly shadowLog?: string;
   /** A calibration file for the twin (sim backend, shadow twin, guard); default: the robot config's `calibration`. */
   readonly calibration?: string;
   /** Where the start's time goes, part by part (the start-up line prints it). */
@@ -211,6 +215,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
           real,
           servoParams,
           deadBands: calibration && calibratedDeadBands(calibration.calibration),
+          cycleLog: opts.shadowLog ? new CycleLog(path.resolve(opts.shadowLog), config.name) : undefined,
           log: (line, level) => logger[level](line),
         })
       : undefined;

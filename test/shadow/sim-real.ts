@@ -12,7 +12,7 @@ import { type BusRegister, type RawValue, degToPosition } from '../../src/dynami
 import type { RealBackend } from '../../src/real/backend.ts';
 import type { CycleReport } from '../../src/real/sync-loop.ts';
 import { calibratedDeadBands } from '../../src/shadow/comparator.ts';
-import { ShadowTwin } from '../../src/shadow/twin.ts';
+import { type ShadowOptions, ShadowTwin } from '../../src/shadow/twin.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 
@@ -137,6 +137,7 @@ export async function besideTwin(
   dropRate: number,
   seed = 1,
   calibration?: Calibration,
+  twinOptions: Partial<ShadowOptions> = {},
 ): Promise<Beside> {
   const config = await loadRobotConfig(robot);
   const urdf = await loadUrdf(config.urdfPath);
@@ -155,6 +156,7 @@ export async function besideTwin(
       if (level === 'warn') events.push(line);
     },
     wallMs: real.wallMs,
+    ...twinOptions,
   });
   await twin.open();
   let cycles = 0;

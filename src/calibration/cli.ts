@@ -128,7 +128,7 @@ async function fitLog(file: string, config: RobotConfig, names: string[], out: s
     const residual =
       calibration.residualRmsDeg === null ? '' : `, residual ${calibration.residualRmsDeg} deg RMS`;
     console.error(`${name}: ${evaluations} simulations${residual}; not identifiable from this log:`);
-    for (const [figure, why] of Object.entries(reasons)) console.error(`  ${figure}: ${why} (default kept)`);
+    for (const [figure, why] of Object.entries(reasons)) console.error(`  ${figure}: ${why}`);
   }
   await saveCalibration(out, cal);
   console.error(`wrote ${out}`);

@@ -101,7 +101,7 @@ export async function fitMotor(
     const ok = i === 0 ? sigmas[0]! <= MAX_OFFSET_SIGMA_DEG : sigmas[i]! <= MAX_RELATIVE_SIGMA;
     if (ok && Number.isFinite(sigma)) return { value: round(values[i]!), sigma: round(sigma) };
     notIdentifiable.push(NAMES[i]!);
-    return { value: defaults[i]!, sigma: null };
+    return keptEstimate(i, values[i]!, sigmas[i]!, defaults[i]!);
   };
   const offset = est(0);
   const gain = est(1);
@@ -131,6 +131,25 @@ export async function fitMotor(
 }
 
 export const round = (v: number) => Number(v.toPrecision(4));
+
+/** Above this relative sigma a figure not identified is left at the default; under it, its estimate is kept. */
+export const MAX_KEPT_RELATIVE_SIGMA = 1;
+
+/**
+ * A figure not identified to the tolerance: its estimate, with its sigma, while that sigma is under
+ * MAX_KEPT_RELATIVE_SIGMA (the twin predicts the robot better with it than with the default: decision 0062); the
+ * model's default (sigma null) beyond, and always for the offset (index 0), whose estimates are no better than 0.
+ */
+export function keptEstimate(
+  i: number,
+  value: number,
+  relativeSigma: number,
+  fallback: number,
+): { value: number; sigma: number | null } {
+  if (i === 0 || !Number.isFinite(relativeSigma) || relativeSigma > MAX_KEPT_RELATIVE_SIGMA)
+    return { value: fallback, sigma: null };
+  return { value: round(value), sigma: round(relativeSigma * value) };
+}
 
 /** A target's two approaches: the samples of each one's stopping point, and the samples the pair spans. */
 interface ApproachPair {

@@ -13,7 +13,14 @@ import { degToPosition, modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import { servoModel } from '../sim/servo-models.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import { MAX_RELATIVE_SIGMA, PRIOR_OFFSET_SIGMA_DEG, nelderMead, round, uncertainty } from './fit.ts';
+import {
+  MAX_RELATIVE_SIGMA,
+  PRIOR_OFFSET_SIGMA_DEG,
+  keptEstimate,
+  nelderMead,
+  round,
+  uncertainty,
+} from './fit.ts';
 import { runGains } from './run.ts';
 
 const DEG = Math.PI / 180;
@@ -77,14 +84,22 @@ export async function replayLog(
   motor: string,
   p: ServoParams,
 ): Promise<Float64Array> {
-  const target = config.motors.find((m) => m.name === motor)!;
-  const sim = new SimBackend({
-    config,
-    urdf,
-    speed: 'manual',
-    servoParams: new Map([[target.id, p]]),
-    cameraRealism: false,
-  });
+  const id = config.motors.find((m) => m.name === motor)!.id;
+  return (await replayAll(config, urdf, log, new Map([[id, p]]), [motor])).get(motor)!;
+}
+
+/**
+ * Every logged command replayed on the twin with `servoParams` (by id; a motor not in it: the model's defaults): the
+ * encoder readings (raw degrees, unquantised) of the motors `read`, by name.
+ */
+export async function replayAll(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  log: CycleLogData,
+  servoParams: ReadonlyMap<number, ServoParams> | undefined,
+  read: readonly string[] = config.motors.map((m) => m.name),
+): Promise<Map<string, Float64Array>> {
+  const sim = new SimBackend({ config, urdf, speed: 'manual', servoParams, cameraRealism: false });
   await sim.open();
   try {
     const first = (name: string) => log.motors[name]![0]!;
@@ -92,7 +107,13 @@ export async function replayLog(
       new Map(config.motors.map((m) => [m.id, first(m.name).position ?? first(m.name).goal])),
     );
     await runGains(sim.bus, config);
-    const out = new Float64Array(log.t.length);
+    const out = new Map(read.map((name) => [name, new Float64Array(log.t.length)]));
+    const offsets = new Map(
+      read.map((name) => [
+        name,
+        servoParams?.get(config.motors.find((m) => m.name === name)!.id)?.offsetDeg ?? 0,
+      ]),
+    );
     for (let k = 0; k < log.t.length; k++) {
       for (const m of config.motors) {
         const now = log.motors[m.name]![k]!;
@@ -105,7 +126,8 @@ export async function replayLog(
         if (!before || now.torque !== before.torque)
           await sim.bus.write('torque_enable', new Map([[m.id, now.torque ? 1 : 0]]));
       }
-      out[k] = sim.jointAngles().get(motor)! / DEG + p.offsetDeg;
+      const angles = sim.jointAngles();
+      for (const [name, series] of out) series[k] = angles.get(name)! / DEG + offsets.get(name)!;
       if (k + 1 < log.t.length) await sim.advance(Math.max(0, log.t[k + 1]! - log.t[k]!));
     }
     return out;
@@ -152,7 +174,7 @@ export async function fitFromLog(
     notIdentifiable: [],
   };
   if (span < MIN_EXCITATION_DEG) {
-    const why = `its goal spanned ${span.toFixed(1)} degrees with the torque on (no excitation; ${MIN_EXCITATION_DEG} needed)`;
+    const why = `its goal spanned ${span.toFixed(1)} degrees with the torque on (no excitation; ${MIN_EXCITATION_DEG} needed); the default kept`;
     for (const name of ['gain', 'armature', 'kv', 'kcs']) reasons[name] = why;
     return {
       calibration: { ...calibration, notIdentifiable: Object.keys(reasons) },
@@ -187,9 +209,11 @@ export async function fitFromLog(
   const est = (i: number) => {
     if (sigmas[i]! <= MAX_RELATIVE_SIGMA)
       return { value: round(values[i]!), sigma: round(sigmas[i]! * values[i]!) };
+    const kept = keptEstimate(i, values[i]!, sigmas[i]!, defaults[i]!);
     reasons[names[i]!] =
-      `its uncertainty from this log is +-${Math.round(100 * sigmas[i]!)} % (identified: at most +-${100 * MAX_RELATIVE_SIGMA} %)`;
-    return d(defaults[i]!);
+      `its uncertainty from this log is +-${Math.round(100 * sigmas[i]!)} % (identified: at most +-${100 * MAX_RELATIVE_SIGMA} %); ` +
+      (kept.sigma === null ? 'the default kept' : 'its estimate kept');
+    return kept;
   };
   const gain = est(1);
   const armature = est(2);

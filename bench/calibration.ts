@@ -1,17 +1,20 @@
 /**
  * Calibration on the emulator: servos with seeded random true parameters (src/calibration/truth.ts), one run per
  * motor on the emulated bus at the manual clock, the fit, and the recovered-vs-true table (bench/README.md).
- * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated]
+ * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated] [out.json]
+ * With out.json, the fitted calibration is written there (bench/held-out.ts loads it).
  */
 import { performance } from 'node:perf_hooks';
+import { defaultCalibration } from '../src/calibration/defaults.ts';
 import { fitMotor } from '../src/calibration/fit.ts';
 import { runMotor } from '../src/calibration/run.ts';
 import { drawTrueParams } from '../src/calibration/truth.ts';
+import { saveCalibration } from '../src/config/calibration.ts';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { emulateBus } from '../src/emulator/emulator.ts';
 import { loadUrdf } from '../src/urdf/parse.ts';
 
-const [robot = 'ergo-jr', seedArg = '1', list] = process.argv.slice(2);
+const [robot = 'ergo-jr', seedArg = '1', list, out] = process.argv.slice(2);
 const config = await loadRobotConfig(robot);
 const urdf = await loadUrdf(config.urdfPath);
 const truth = drawTrueParams(config, Number(seedArg));
@@ -21,30 +24,34 @@ const rig = {
   now: () => emulated.sim.clock.now(),
   wait: (s: number) => emulated.sim.advance(s),
 };
-const motors = list ? list.split(',') : config.motors.map((m) => m.name);
+const motors = list && list !== 'all' ? list.split(',') : config.motors.map((m) => m.name);
+const fitted = defaultCalibration(config, '(emulator)', new Date().toISOString());
 const rel = (a: number, b: number) => `${((100 * (a - b)) / b).toFixed(1)} %`;
+const pct = (x: { value: number; sigma: number }) => `${((100 * x.sigma) / x.value).toFixed(0)} %`;
 try {
   for (const name of motors) {
     const t0 = performance.now();
     const log = await runMotor(rig, config, name);
     const t1 = performance.now();
-    const { calibration: c, evaluations } = await fitMotor(config, urdf, log);
+    const { calibration: c, evaluations, estimates: e } = await fitMotor(config, urdf, log);
     const t2 = performance.now();
+    fitted.motors[name] = c;
     const tr = truth.motors[name]!;
     console.log(
       [
         name,
         `robot ${log.t.length * 0.02} s, run ${((t1 - t0) / 1000).toFixed(1)} s, fit ${((t2 - t1) / 1000).toFixed(1)} s (${evaluations} sims)`,
-        `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (sigma ${c.offset.sigma})`,
-        `gain ${rel(c.gain.value, tr.gain.value)}`,
-        `armature ${rel(c.armature.value, tr.armature.value)}`,
-        `kv ${rel(c.friction.kv!.value, tr.friction.kv!.value)}`,
-        `kcs ${rel(c.friction.kcs!.value, tr.friction.kcs!.value)}`,
+        `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (found ${e.offset.value.toFixed(2)} +- ${e.offset.sigma})`,
+        `gain ${rel(e.gain.value, tr.gain.value)} (+- ${pct(e.gain)})`,
+        `armature ${rel(e.armature.value, tr.armature.value)} (+- ${pct(e.armature)})`,
+        `kv ${rel(e.kv.value, tr.friction.kv!.value)} (+- ${pct(e.kv)})`,
+        `kcs ${rel(e.kcs.value, tr.friction.kcs!.value)} (+- ${pct(e.kcs)})`,
         `rms ${c.residualRmsDeg} deg`,
         `not identifiable: ${c.notIdentifiable.join(' ')}`,
       ].join(' | '),
     );
   }
+  if (out) await saveCalibration(out, fitted);
 } finally {
   await emulated.close();
 }

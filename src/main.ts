@@ -1,3 +1,4 @@
+// Over 400 lines: every flag of the command line, its checks and the start and stop they drive, in one place.
 /**
  * The command line: parse flags, build the server, listen, close on SIGINT/SIGTERM within SHUTDOWN_DEADLINE_MS
  * whatever clients do; a second signal exits at once.
@@ -75,6 +76,7 @@ async function main(argv: string[]): Promise<void> {
     .option('--shadow', HELP.shadow)
     .option('--shadow-physics-hz <hz|auto>', HELP.shadowPhysicsHz, parseShadowPhysicsHz)
     .option('--guard', HELP.guard)
+    .option('--shadow-log <file>', HELP.shadowLog)
     .option('--calibration <file>', HELP.calibration)
     .addOption(
       new Option('--on-close <state>', 'real only: servos at shutdown')
@@ -178,6 +180,7 @@ async function main(argv: string[]): Promise<void> {
     shadow?: boolean;
     shadowPhysicsHz?: number | 'auto';
     guard?: boolean;
+    shadowLog?: string;
     calibration?: string;
     physics: 'auto' | 'lean' | 'fast';
   }>();
@@ -315,6 +318,7 @@ async function main(argv: string[]): Promise<void> {
       shadow: opts.shadow,
       shadowPhysicsHz: opts.shadowPhysicsHz ?? 'auto',
       guard: opts.guard,
+      shadowLog: opts.shadowLog,
       calibration: opts.calibration,
       processMetrics: true,
       real: {

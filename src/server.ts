@@ -1,3 +1,4 @@
+// Over 400 lines: the composition root wires every room's parts in one place, the one module that knows them all.
 /** The composition root: config -> backend -> Robot -> app. The only module that knows which backend runs. */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +46,8 @@ import { type ServoParams, loadCalibration, servoParamsOf } from './config/calib
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
 import { twinStep } from './shadow/physics-rate.ts';
+import { calibratedDeadBands } from './shadow/comparator.ts';
+import { CycleLog } from './shadow/cycle-log.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
@@ -98,6 +101,8 @@ export interface ServerOptions {
   readonly shadowPhysicsHz?: number | 'auto';
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
+  /** With shadow: each cycle's commands and readings to this file, JSON lines (calibrate --from-log). */
+  readonly shadowLog?: string;
   /** A calibration file for the twin (sim backend, shadow twin, guard); default: the robot config's `calibration`. */
   readonly calibration?: string;
   /** Where the start's time goes, part by part (the start-up line prints it). */
@@ -208,7 +213,19 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     real && (opts.shadow ?? config.shadow)
       ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
       : undefined;
-  const shadow = real && stepS ? new ShadowTwin({ config, urdf, real, servoParams, stepS, log }) : undefined;
+  const shadow =
+    real && stepS
+      ? new ShadowTwin({
+          config,
+          urdf,
+          real,
+          servoParams,
+          stepS,
+          deadBands: calibration && calibratedDeadBands(calibration.calibration),
+          cycleLog: opts.shadowLog ? new CycleLog(path.resolve(opts.shadowLog), config.name) : undefined,
+          log,
+        })
+      : undefined;
   const guard =
     shadow && opts.guard
       ? new MoveGuard({

@@ -2,17 +2,18 @@
  * `npm run calibrate -- --robot=<r> --serial=<dev> [--motors=<list>] [--out=<file>]`: an identification run on the
  * real robot (or the emulator), one joint at a time, then the fit of each motor, written atomically to a
  * calibration file (docs/calibration.md). Ctrl-C stops the run: the servos are left as --on-close says and nothing
- * is written.
+ * is written. `--from-log=<file>` fits from shadow mode's cycle log instead, with no robot (from-log.ts).
  */
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
 import { type Calibration, saveCalibration } from '../config/calibration.ts';
-import { loadRobotConfig } from '../config/robot-config.ts';
+import { type RobotConfig, loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitMotor } from './fit.ts';
+import { fitFromLog, readCycleLog } from './from-log.ts';
 import { type Rig, runMotor } from './run.ts';
 
 export const SIM_REFUSAL =
@@ -26,6 +27,7 @@ interface Flags {
   motors?: string;
   out: string;
   onClose: 'compliant' | 'hold';
+  fromLog?: string;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -37,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(new Option('--backend <kind>', 'real only').choices(['real', 'sim']).default('real'))
     .option('--motors <list>', 'motor names, comma separated (default: all)')
     .option('--out <file>', 'the calibration file to write', 'calibration.json')
+    .option('--from-log <file>', "fit from shadow mode's cycle log (--shadow-log) instead of a run")
     .addOption(
       new Option('--on-close <state>', 'servos when the run ends or is stopped')
         .choices(['compliant', 'hold'])
@@ -64,6 +67,7 @@ export async function main(argv: string[]): Promise<number> {
         '--motors',
         `unknown motor "${n}" (${config.name} has ${config.motors.map((m) => m.name).join(', ')})`,
       );
+  if (flags.fromLog) return fitLog(flags.fromLog, config, names, flags.out);
   if (!flags.serial)
     throw new ConfigError('--serial', 'give the serial device of the robot (or of the emulator)');
   const urdf = await loadUrdf(config.urdfPath);
@@ -110,6 +114,25 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGTERM', stop);
     await backend.close();
   }
+}
+
+/** The fit of each motor from a cycle log; what the log could not identify is said, with why, and left. */
+async function fitLog(file: string, config: RobotConfig, names: string[], out: string): Promise<number> {
+  const log = await readCycleLog(file, config);
+  const urdf = await loadUrdf(config.urdfPath);
+  const cal: Calibration = defaultCalibration(config, config.bus.port, new Date().toISOString());
+  console.error(`${file}: ${log.t.length} cycles, ${(log.t[log.t.length - 1]! - log.t[0]!).toFixed(1)} s`);
+  for (const name of names) {
+    const { calibration, evaluations, reasons } = await fitFromLog(config, urdf, log, name);
+    cal.motors[name] = calibration;
+    const residual =
+      calibration.residualRmsDeg === null ? '' : `, residual ${calibration.residualRmsDeg} deg RMS`;
+    console.error(`${name}: ${evaluations} simulations${residual}; not identifiable from this log:`);
+    for (const [figure, why] of Object.entries(reasons)) console.error(`  ${figure}: ${why}`);
+  }
+  await saveCalibration(out, cal);
+  console.error(`wrote ${out}`);
+  return 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href)

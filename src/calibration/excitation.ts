@@ -1,6 +1,7 @@
 /**
  * The excitation of one joint (docs/decisions/0059-calibration.md): a hold under gravity approached from both sides,
- * a release with the torque off, steps and a chirp at two torque limits; all within the joint's angle limits.
+ * a release with the torque off, steps and a chirp at two torque limits, then slow approaches of three hold targets
+ * from below and from above (decision 0062); all within the joint's angle limits.
  * Raw-frame degrees, encoder side (what the servo is told and reads).
  */
 
@@ -22,6 +23,12 @@ export interface Excitation {
 
 /** Two torque limits of the steps and chirps: full and half. */
 export const TORQUE_LIMITS = [1023, 512] as const;
+
+/** Degrees a slow approach starts from its target (beyond the XL-320's band of about +-5 degrees under load). */
+export const APPROACH_REACH_DEG = 8;
+/** An approach: 0.5 s at the start, a 1.5 s ramp onto the target, 0.5 s held (its stopping point: the last 0.4 s). */
+export const APPROACH_SECONDS = 2.5;
+export const APPROACH_HOLD_SECONDS = 0.4;
 
 /** The excitation about `centre` (raw degrees), kept `margin` inside the limits [lo, hi]. */
 export function excitation(centre: number, limits: readonly [number, number], margin = 5): Excitation {
@@ -56,6 +63,19 @@ export function excitation(centre: number, limits: readonly [number, number], ma
       on(c + amp * Math.sin(2 * Math.PI * (f0 * t + ((f1 - f0) * t * t) / (2 * T))), limit),
     );
   }
+  // The gearbox's band is symmetric about where the P law meets gravity: a slow ramp onto the same target from below
+  // and from above stops at its two edges, and their midpoint is the target less gravity's sag (decision 0062).
+  const reach = Math.min(APPROACH_REACH_DEG, amp / 2);
+  for (const target of [c - amp / 2, c, c + amp / 2])
+    for (const [side, sign] of [
+      ['below', -1],
+      ['above', 1],
+    ] as const) {
+      const from = target + sign * reach;
+      add(`approach-${side}@${target.toFixed(1)}`, APPROACH_SECONDS, (t) =>
+        on(t < 0.5 ? from : target + sign * reach * Math.max(0, 1 - (t - 0.5) / 1.5)),
+      );
+    }
   add('settle', 0.5, () => on(c));
   const duration = t0;
   return {

@@ -1,8 +1,8 @@
 /**
  * The calibration file: what an identification run (src/calibration/) found out about one robot's servos, and what
  * the twin, shadow mode and the bus emulator load (docs/calibration.md). Each parameter is the servo model's own term
- * (src/sim/servo-models.ts) with its uncertainty; a parameter the run could not identify keeps the model's default
- * and has no uncertainty (sigma null).
+ * (src/sim/servo-models.ts) with its uncertainty; a parameter the run could not pin (notIdentifiable) carries the
+ * fit's estimate while its sigma is under 100 %, else the model's default with no uncertainty (sigma null).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,7 +36,7 @@ const motorCalibration = z.strictObject({
   gain: estimate,
   /** RMS position error (degrees) of the fitted twin on the logged run; null when not fitted. */
   residualRmsDeg: z.number().nonnegative().nullable(),
-  /** Parameters the run could not identify (kept at the model's default), e.g. "armature". */
+  /** Parameters the run did not pin to the tolerance, e.g. "armature" (docs/calibration.md: what value they carry). */
   notIdentifiable: z.array(z.string()).default([]),
 });
 

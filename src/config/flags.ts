@@ -64,6 +64,8 @@ export const HELP = {
     'steps take over a fifth of the CPU) or 500, 400, 250, 200 (coarser keeps time on a slow machine, less faithful)',
   guard:
     'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
+  shadowLog:
+    "with --shadow: each cycle's commands and readings to <file>, JSON lines (npm run calibrate -- --from-log=<file>)",
   calibration:
     "the twin's servos from a calibration file (sim backend, --shadow, --guard; docs/calibration.md); " +
     "default: the robot config's calibration",

@@ -5,6 +5,7 @@
  * servo does), and the noise of the load reading. A difference beyond the band for longer than HOLD_S raises a typed
  * event; back within it for CLEAR_HOLD_S, the event clears. Pure: time comes in with each update.
  */
+import type { Calibration } from '../config/calibration.ts';
 
 export type DivergenceKind = 'blocked' | 'pushed' | 'weak' | 'offset' | 'offline';
 
@@ -43,6 +44,8 @@ export interface MotorComparison {
   /** real - twin position, degrees (null without both). */
   readonly error: number | null;
   readonly band: number;
+  /** The band's dead band (degrees): DEAD_BAND_DEG, or the calibration's (calibratedDeadBands). */
+  readonly deadBand: number;
   readonly state: MotorShadowState;
 }
 
@@ -76,7 +79,22 @@ export const BAND = {
    * reading or two at most, a weak one half of them or more (docs/decisions/0052-shadow-hold-window.md).
    */
   MOVING_SHARE: 0.25,
+  /**
+   * With a calibration, a motor's dead band is RESIDUAL_FACTOR x its fit's RMS residual, at least CALIBRATED_FLOOR_DEG
+   * (five XL-320 counts: a count each side and the stiction's scatter); docs/decisions/0063-shadow-bands-from-fit.md.
+   */
+  RESIDUAL_FACTOR: 3,
+  CALIBRATED_FLOOR_DEG: 1.5,
 } as const;
+
+/** Each calibrated motor's dead band (degrees), by name; a motor without a residual keeps DEAD_BAND_DEG. */
+export function calibratedDeadBands(cal: Calibration): Map<string, number> {
+  const bands = new Map<string, number>();
+  for (const [name, m] of Object.entries(cal.motors))
+    if (m.residualRmsDeg !== null)
+      bands.set(name, Math.max(BAND.CALIBRATED_FLOOR_DEG, BAND.RESIDUAL_FACTOR * m.residualRmsDeg));
+  return bands;
+}
 
 /**
  * What the readings said over a divergence's hold window, from its onset to the raise, counted per comparison with a
@@ -91,6 +109,7 @@ export interface HoldWindow {
 }
 
 interface MotorTrack {
+  readonly deadBand: number;
   speedEnvelope: number;
   lastT: number;
   /** When the twin last moved (s). */
@@ -114,6 +133,8 @@ export interface ComparatorOptions {
   readonly motors: readonly string[];
   /** Bounded history: the oldest events are dropped beyond this many. */
   readonly historySize?: number;
+  /** Dead bands (degrees) by motor name (calibratedDeadBands); a motor not in it: DEAD_BAND_DEG. */
+  readonly deadBands?: ReadonlyMap<string, number>;
   /** Called once per event raised (with what its hold window said) and once per event cleared. */
   readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared', held?: HoldWindow) => void;
 }
@@ -125,8 +146,10 @@ export class Comparator {
 
   constructor(private readonly opts: ComparatorOptions) {
     this.#historySize = opts.historySize ?? 500;
-    for (const motor of opts.motors)
+    for (const motor of opts.motors) {
+      const deadBand = opts.deadBands?.get(motor) ?? BAND.DEAD_BAND_DEG;
       this.#tracks.set(motor, {
+        deadBand,
         speedEnvelope: 0,
         lastT: NaN,
         twinMovedAt: -Infinity,
@@ -138,8 +161,9 @@ export class Comparator {
         inBandSince: undefined,
         offlineSince: undefined,
         event: undefined,
-        last: { motor, real: null, twin: null, error: null, band: BAND.DEAD_BAND_DEG, state: 'agree' },
+        last: { motor, real: null, twin: null, error: null, band: deadBand, deadBand, state: 'agree' },
       });
+    }
   }
 
   /**
@@ -165,7 +189,8 @@ export class Comparator {
       k.twinMovedAt = t;
     }
     k.lastGoal = twin.goal;
-    const band = BAND.DEAD_BAND_DEG + BAND.LAG_S * k.speedEnvelope;
+    const band = k.deadBand + BAND.LAG_S * k.speedEnvelope;
+    const deadBand = k.deadBand;
     if (!online) {
       k.overSince = undefined;
       k.offlineSince ??= t;
@@ -186,6 +211,7 @@ export class Comparator {
         twin,
         error: null,
         band,
+        deadBand,
         state: k.event ? k.event.kind : 'diverging',
       });
     }
@@ -196,7 +222,7 @@ export class Comparator {
     if (compliant) {
       k.overSince = undefined;
       if (k.event) this.#clear(k, t);
-      return (k.last = { motor, real, twin, error, band, state: 'compliant' });
+      return (k.last = { motor, real, twin, error, band, deadBand, state: 'compliant' });
     }
     if (Math.abs(error) > band) {
       k.inBandSince = undefined;
@@ -224,7 +250,7 @@ export class Comparator {
       : k.overSince !== undefined
         ? 'diverging'
         : 'agree';
-    return (k.last = { motor, real, twin, error, band, state });
+    return (k.last = { motor, real, twin, error, band, deadBand, state });
   }
 
   /** The latest comparison of every motor. */

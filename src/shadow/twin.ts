@@ -1,3 +1,4 @@
+// Over 400 lines: the twin's cycle (time, writes, follow, catch-up, comparison, log) reads best as one class.
 /**
  * Shadow mode: a physics twin beside the real robot. Every command the server writes to the real servos is also
  * written to the twin's (a tap on the real backend's command path), and the twin's time advances by the bus loop's
@@ -13,6 +14,7 @@ import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { SimBackend } from '../sim/backend.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
+import type { CycleLog } from './cycle-log.ts';
 import {
   Comparator,
   type HoldWindow,
@@ -44,6 +46,10 @@ export interface ShadowOptions {
   readonly real: RealBackend;
   /** The twin's servos' own parameters (a calibration), by motor id. */
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
+  /** Each cycle's commands and readings, for a fit (--shadow-log; cycle-log.ts); closed with the twin. */
+  readonly cycleLog?: CycleLog;
+  /** The comparator's dead bands by motor name, from the same calibration (calibratedDeadBands). */
+  readonly deadBands?: ReadonlyMap<string, number>;
   /** An event raised is a warning, its clearing news. */
   readonly log: (line: string, level: 'warn' | 'info') => void;
   /** The wall clock the cycle reports' `startedAt` are on, epoch ms (default performance's; tests script it). */
@@ -94,6 +100,7 @@ export class ShadowTwin {
     }));
     this.comparator = new Comparator({
       motors: this.#motors.map((m) => m.name),
+      deadBands: opts.deadBands,
       onEvent: (e, change, held) => {
         if (change === 'raised') opts.log(describeEvent(e, held), 'warn');
         else opts.log(describeClear(e), 'info');
@@ -133,6 +140,7 @@ export class ShadowTwin {
     for (const off of this.#offs.splice(0)) off();
     await this.#queue;
     await this.sim.close();
+    await this.#opts.cycleLog?.close();
   }
 
   /** A write on its way to the servos: the twin takes it at the cycle that sends it (CycleReport.writes). */
@@ -320,6 +328,7 @@ export class ShadowTwin {
         sim.bus.read(ids, r),
       ),
     );
+    await this.#opts.cycleLog?.record(t, sim.bus, this.#motors, realPos);
     for (const m of this.#motors) {
       const twin = {
         ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,

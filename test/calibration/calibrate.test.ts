@@ -46,25 +46,44 @@ describe('calibration runs (npm run calibrate)', function () {
     }
   });
 
-  it('Ergo Jr m2: 23 s of robot time, the fit within its budget, its residual and figures', async () => {
+  it('Ergo Jr m2: 38 s of robot time with the approaches; the offset said not identifiable, the gain within 15 %', async () => {
     const { config, truth, emu, rig, urdf } = await emulated('ergo-jr', 1);
     try {
       const log = await runMotor(rig, config, 'm2');
-      expect(log.t.length * 0.02).to.be.at.most(60);
-      const { calibration: c } = await fitMotor(config, urdf, log, { dynamics: 25, offset: 10, all: 10 });
+      expect(log.t.length * 0.02).to.be.closeTo(38, 0.01);
+      expect(log.segments.filter(([name]) => name.startsWith('approach-'))).to.have.length(6);
+      const { calibration: c, estimates } = await fitMotor(config, urdf, log, {
+        dynamics: 25,
+        offset: 10,
+        all: 10,
+      });
       const tr = truth.motors.m2!;
       expect(c.residualRmsDeg).to.be.a('number').below(2);
-      // What the fit reaches today (docs/decisions/0059-calibration.md), short of issue 45's figures: the offset
-      // is said not identifiable (default kept) or found within 3 degrees; the gain within 15 %.
+      // The offset: within 0.3 degree, or said not identifiable with the default kept (decision 0062: today the
+      // latter, its sigma wide).
       if (!c.notIdentifiable.includes('offset'))
-        expect(Math.abs(c.offset.value - tr.offset.value)).to.be.below(OFFSET_TOLERANCE_DEG);
-      else expect(c.offset).to.deep.equal({ value: 0, sigma: null });
+        expect(Math.abs(c.offset.value - tr.offset.value)).to.be.below(0.3);
+      else {
+        expect(c.offset).to.deep.equal({ value: 0, sigma: null });
+        expect(estimates.offset.sigma).to.be.above(0.15);
+      }
+      const figures = [
+        ['gain', c.gain],
+        ['armature', c.armature],
+        ['kv', c.friction.kv!],
+        ['kcs', c.friction.kcs!],
+      ] as const;
+      // Within 15 % holds for every figure called identified only at the full budget (bench/README.md: one of 14
+      // outside, m3's armature at +16 %); at this test's budget kcs is called identified at -16 %.
+      // A figure not identified keeps its estimate while its sigma is under 100 % (decision 0064).
+      for (const [name, found] of figures)
+        if (!c.notIdentifiable.includes(name)) expect(found.sigma, name).to.be.a('number');
+        else if (found.sigma !== null) expect(found.sigma / found.value, name).to.be.within(0.075, 1);
       expect(Math.abs(c.gain.value / tr.gain.value - 1)).to.be.below(0.15);
       expect(c.notIdentifiable).to.include('kc');
+      expect(c.notIdentifiable).to.not.include('gain');
     } finally {
       await emu.close();
     }
   });
 });
-
-const OFFSET_TOLERANCE_DEG = 3;

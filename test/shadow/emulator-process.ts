@@ -128,6 +128,8 @@ export async function startShadowRig(opts: {
   readonly guard?: boolean;
   readonly infoLogs?: boolean;
   readonly recordsDir: string;
+  /** --shadow-log: the cycle log's file. */
+  readonly shadowLog?: string;
 }): Promise<ShadowRig> {
   const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
@@ -147,6 +149,7 @@ export async function startShadowRig(opts: {
     real: { serial: started.device },
     shadow: true,
     guard: opts.guard,
+    shadowLog: opts.shadowLog,
     recordsDir: opts.recordsDir,
     logger: {
       info: opts.infoLogs ? keep : (line) => logged.push({ line, at: performance.now() }),

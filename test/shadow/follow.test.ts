@@ -6,7 +6,9 @@
 import { expect } from 'chai';
 import { userToRaw } from '../../src/core/frames.ts';
 import { mulberry32, uniform } from '../../src/core/prng.ts';
+import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { BAND } from '../../src/shadow/comparator.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../../src/dynamixel/registers.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
@@ -183,6 +185,9 @@ describe('shadow twin: a limp joint made stiff while it swings', function () {
 /** Sim seconds per robot: SHADOW_HOLD_S (600 for issue 44's ten minutes, about 3 min of one core per robot). */
 const SECONDS = Number(process.env.SHADOW_HOLD_S ?? 30);
 
+/** The RMS residual of the Ergo Jr's fits on the emulator (bench/README.md, 0.43-0.64 degree): the floor's band. */
+const FIT_RESIDUAL_DEG = 0.5;
+
 describe('shadow twin beside a half-limp robot, on a sim clock', function () {
   this.timeout(60000 + SECONDS * 1000);
 
@@ -200,4 +205,19 @@ describe('shadow twin beside a half-limp robot, on a sim clock', function () {
         await b.close();
       }
     });
+  it(`ergo-jr calibrated (servos drawn with seed 7, the twin loading them, residual ${FIT_RESIDUAL_DEG} deg): narrower bands, ${SECONDS} s, no event`, async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const cal = drawTrueParams(config, 7);
+    for (const m of Object.values(cal.motors)) m.residualRmsDeg = FIT_RESIDUAL_DEG;
+    const b = await besideTwin('ergo-jr', 0.05, 1, cal);
+    try {
+      await holdAndMove(b, ERGO_JR_HELD, SECONDS, 1);
+      const bands = b.twin.status().motors.map((m) => m.deadBand);
+      expect(bands).to.deep.equal(config.motors.map(() => BAND.CALIBRATED_FLOOR_DEG));
+      expect(BAND.CALIBRATED_FLOOR_DEG).to.be.below(BAND.DEAD_BAND_DEG);
+      expect(b.events).to.deep.equal([]);
+    } finally {
+      await b.close();
+    }
+  });
 });

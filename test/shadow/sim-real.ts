@@ -5,12 +5,14 @@
  * does, else the last value stands) and reports to the twin. It leaves out the serial line and its timing: the tests
  * over the emulator process (shadow.test.ts, torso.test.ts, limp.test.ts) cover those, in real time.
  */
+import { type Calibration, servoParamsOf } from '../../src/config/calibration.ts';
 import { type RobotConfig, loadRobotConfig } from '../../src/config/robot-config.ts';
 import { mulberry32 } from '../../src/core/prng.ts';
 import { type BusRegister, type RawValue, degToPosition } from '../../src/dynamixel/registers.ts';
 import type { RealBackend } from '../../src/real/backend.ts';
 import type { CycleReport } from '../../src/real/sync-loop.ts';
-import { ShadowTwin } from '../../src/shadow/twin.ts';
+import { calibratedDeadBands } from '../../src/shadow/comparator.ts';
+import { type ShadowOptions, ShadowTwin } from '../../src/shadow/twin.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 
@@ -126,11 +128,21 @@ export interface Beside {
   close(): Promise<void>;
 }
 
-/** The robot's twin beside it, both from the config's start pose, limp. */
-export async function besideTwin(robot: string, dropRate: number, seed = 1): Promise<Beside> {
+/**
+ * The robot's twin beside it, both from the config's start pose, limp. With `calibration`: the robot's servos are
+ * that file's and the twin loads it (its servo parameters and its dead bands), as `--calibration` does.
+ */
+export async function besideTwin(
+  robot: string,
+  dropRate: number,
+  seed = 1,
+  calibration?: Calibration,
+  twinOptions: Partial<ShadowOptions> = {},
+): Promise<Beside> {
   const config = await loadRobotConfig(robot);
   const urdf = await loadUrdf(config.urdfPath);
-  const sim = new SimBackend({ config, urdf, speed: 'manual' });
+  const servoParams = calibration && servoParamsOf(calibration);
+  const sim = new SimBackend({ config, urdf, speed: 'manual', servoParams });
   await sim.open();
   const real = new SimReal(sim, config.bus.protocol, dropRate, seed);
   const events: string[] = [];
@@ -138,10 +150,13 @@ export async function besideTwin(robot: string, dropRate: number, seed = 1): Pro
     config,
     urdf,
     real: real as unknown as RealBackend,
+    servoParams,
+    deadBands: calibration && calibratedDeadBands(calibration),
     log: (line, level) => {
       if (level === 'warn') events.push(line);
     },
     wallMs: real.wallMs,
+    ...twinOptions,
   });
   await twin.open();
   let cycles = 0;

@@ -3,6 +3,7 @@
  * tap are called by the test), so each case is deterministic, whatever the machine's load.
  */
 import { expect } from 'chai';
+import { defaultCalibration } from '../../src/calibration/defaults.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import {
   type BusRegister,
@@ -14,7 +15,13 @@ import {
 } from '../../src/dynamixel/registers.ts';
 import type { RealBackend } from '../../src/real/backend.ts';
 import type { CycleReport } from '../../src/real/sync-loop.ts';
-import { BAND, Comparator, type Reading, classify } from '../../src/shadow/comparator.ts';
+import {
+  BAND,
+  Comparator,
+  type Reading,
+  calibratedDeadBands,
+  classify,
+} from '../../src/shadow/comparator.ts';
 import { ShadowTwin } from '../../src/shadow/twin.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import { besideTwin } from './sim-real.ts';
@@ -194,6 +201,10 @@ describe('the shadow twin, scripted', function () {
 });
 
 describe('the divergence comparator', () => {
+  let ergoJr: Awaited<ReturnType<typeof loadRobotConfig>>;
+  before(async () => {
+    ergoJr = await loadRobotConfig('ergo-jr');
+  });
   const still = (position: number, load = 0): Reading => ({ position, speed: 0, load });
   const make = () => {
     const seen: string[] = [];
@@ -221,6 +232,27 @@ describe('the divergence comparator', () => {
     for (; t < end; t += 0.02) c.update(t, 'm1', still(0.5), true, still(0), false);
     expect(seen).to.deep.equal(['raised offset', 'cleared offset']);
     expect(c.events()[0]!.until).to.be.a('number');
+  });
+
+  it("with a calibration, a motor's dead band is its fit's residual x 3, at least the floor", () => {
+    const cal = defaultCalibration(ergoJr);
+    cal.motors.m1!.residualRmsDeg = 0.3;
+    cal.motors.m2!.residualRmsDeg = 0.8;
+    const bands = calibratedDeadBands(cal);
+    expect(bands.get('m1')).to.equal(BAND.CALIBRATED_FLOOR_DEG);
+    expect(bands.get('m2')).to.be.closeTo(2.4, 1e-9);
+    expect(bands.has('m3'), 'no residual: the default band').to.equal(false);
+    const seen: string[] = [];
+    const c = new Comparator({ motors: ['m1'], deadBands: bands, onEvent: (e) => seen.push(e.kind) });
+    // Two degrees off: within the default band, beyond the calibrated one.
+    let t = 0;
+    for (; t < BAND.HOLD_S + 0.1; t += 0.02) c.update(t, 'm1', still(2), true, still(0), false);
+    expect(c.status()[0]!.deadBand).to.equal(BAND.CALIBRATED_FLOOR_DEG);
+    expect(seen).to.deep.equal(['offset']);
+    const plain = make();
+    for (t = 0; t < BAND.HOLD_S + 0.1; t += 0.02) plain.c.update(t, 'm1', still(2), true, still(0), false);
+    expect(plain.seen).to.deep.equal([]);
+    expect(plain.c.status()[0]!.deadBand).to.equal(BAND.DEAD_BAND_DEG);
   });
 
   it('widens the band with the speed of a moving joint', () => {

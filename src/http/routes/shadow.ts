@@ -30,6 +30,9 @@ const statusAnswer = z.object({
       twin: reading,
       error: z.number().nullable().meta({ description: 'real - twin position, degrees' }),
       band: z.number().meta({ description: 'the position band now: dead band + lag behind a moving goal' }),
+      deadBand: z.number().meta({
+        description: "the band's dead band, degrees: 3, or from the loaded calibration's fit residual",
+      }),
       state: z.enum(['agree', 'diverging', 'compliant', ...kind.options]),
     }),
   ),

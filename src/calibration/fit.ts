@@ -31,6 +31,19 @@ export interface FitResult {
   readonly estimates: Readonly<Record<(typeof NAMES)[number], { value: number; sigma: number }>>;
 }
 
+/**
+ * The fit's unknowns as servo parameters: x = [offset (degrees), then the logs of gain, armature, kv and kcs over the
+ * servo model's own], so that each figure stays positive and its steps are relative.
+ */
+export function servoParamsAt(base: ReturnType<typeof servoModel>, x: readonly number[]): ServoParams {
+  return {
+    offsetDeg: x[0]!,
+    errorGain: base.errorGain * Math.exp(x[1]!),
+    armature: base.armature * Math.exp(x[2]!),
+    friction: { kv: base.friction.kv * Math.exp(x[3]!), kcs: base.friction.kcs * Math.exp(x[4]!) },
+  };
+}
+
 export async function fitMotor(
   config: RobotConfig,
   urdf: UrdfRobot,
@@ -40,12 +53,7 @@ export async function fitMotor(
   const motor = config.motors.find((m) => m.name === log.motor)!;
   const spec = modelSpec(motor.model);
   const base = servoModel(spec);
-  const params = (x: readonly number[]): ServoParams => ({
-    offsetDeg: x[0]!,
-    errorGain: base.errorGain * Math.exp(x[1]!),
-    armature: base.armature * Math.exp(x[2]!),
-    friction: { kv: base.friction.kv * Math.exp(x[3]!), kcs: base.friction.kcs * Math.exp(x[4]!) },
-  });
+  const params = (x: readonly number[]) => servoParamsAt(base, x);
   let evaluations = 0;
   const residuals = async (x: readonly number[], from = 0, to = log.t.length): Promise<Float64Array> => {
     evaluations++;

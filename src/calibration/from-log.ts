@@ -19,6 +19,7 @@ import {
   keptEstimate,
   nelderMead,
   round,
+  servoParamsAt,
   uncertainty,
 } from './fit.ts';
 import { runGains } from './run.ts';
@@ -182,12 +183,7 @@ export async function fitFromLog(
       reasons,
     };
   }
-  const params = (x: readonly number[]): ServoParams => ({
-    offsetDeg: x[0]!,
-    errorGain: base.errorGain * Math.exp(x[1]!),
-    armature: base.armature * Math.exp(x[2]!),
-    friction: { kv: base.friction.kv * Math.exp(x[3]!), kcs: base.friction.kcs * Math.exp(x[4]!) },
-  });
+  const params = (x: readonly number[]) => servoParamsAt(base, x);
   let evaluations = 0;
   const residuals = async (x: readonly number[]): Promise<Float64Array> => {
     evaluations++;

@@ -13,9 +13,9 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
+import { openViewers } from './ui.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -345,33 +345,6 @@ async function post(url: string, body: unknown): Promise<void> {
   });
 }
 
-/** One viewer at 30 Hz on /stream/state in its own process (bench/ui-viewers.ts). */
-async function startViewer(url: string): Promise<{ start(): void; stop(): Promise<number> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(import.meta.dirname, 'ui-viewers.ts'),
-      `${url.replace('http', 'ws')}/stream/state`,
-      '1',
-      '30',
-    ],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  if ((await lines.next()).value !== 'open') throw new Error('viewer did not open');
-  return {
-    start: () => child.stdin!.write('start\n'),
-    stop: async () => {
-      child.stdin!.write('stop\n');
-      const frames = JSON.parse((await lines.next()).value as string) as number[];
-      await once(child, 'exit');
-      return frames[0]!;
-    },
-  };
-}
-
 /** autocannon in its own process at `rate` requests/s over 2 connections: p99 (ms) and the rate served. */
 async function restLoad(url: string, seconds: number, rate: number): Promise<{ p99: number; rps: number }> {
   const child = spawn(
@@ -457,7 +430,8 @@ export async function runBudget(
       : (JSON.parse(await get(`${url}/motors/list.json`)) as { motors: string[] }).motors;
     for (const m of all) await post(`${url}/motors/${m}/registers/compliant/value.json`, false);
     await sleep(2000);
-    const viewer = await startViewer(url);
+    // One viewer at 30 Hz on /stream/state in its own process.
+    const viewer = await openViewers(url, 1, 30);
     let moving = true;
     const swinging = (async () => {
       for (let i = 0; moving; i++) {
@@ -490,7 +464,7 @@ export async function runBudget(
     const m1 = await get(`${url}/metrics`);
     const cpu1 = groupCpu(confined);
     const wall = (performance.now() - w0) / 1000;
-    const viewerFrames = await viewer.stop();
+    const [viewerFrames = 0] = await viewer.stop();
     const rss = groupRss(confined.pids()).map((p) => ({
       ...p,
       cpuShare: ((cpu1.perPid.get(p.pid) ?? 0) - (cpu0.perPid.get(p.pid) ?? 0)) / wall,

@@ -46,14 +46,14 @@ async function simStatus(url: string): Promise<{ sim_time: number; wall_time: nu
   return (await (await fetch(`${url}/sim/status.json`)).json()) as { sim_time: number; wall_time: number };
 }
 
-interface Viewers {
+export interface Viewers {
   start(): void;
   /** Frames each viewer received since start; closes them and ends their process. */
   stop(): Promise<number[]>;
 }
 
 /** Viewers in their own process, so their frames never delay the load generator's clock. */
-async function openViewers(url: string, count: number, rate: number): Promise<Viewers> {
+export async function openViewers(url: string, count: number, rate: number): Promise<Viewers> {
   const child = spawn(
     process.execPath,
     [

@@ -190,6 +190,11 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       '--guard',
       'the guard predicts moves with the twin: it needs --backend=real --shadow',
     );
+  if (opts.shadow && opts.backend !== 'real')
+    throw new ConfigError(
+      '--shadow',
+      'shadow mode runs a twin beside the real robot: it needs --backend=real (on the sim backend the twin is the robot)',
+    );
   const calibrationFile = opts.calibration ?? config.calibrationPath;
   const calibration = calibrationFile
     ? { file: path.resolve(calibrationFile), calibration: await loadCalibration(calibrationFile, config) }

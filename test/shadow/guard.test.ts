@@ -169,3 +169,16 @@ describe('--guard without --shadow', () => {
     expect((err as Error).message).to.match(/needs --backend=real --shadow/);
   });
 });
+
+describe('--shadow on the sim backend', () => {
+  it('is a configuration error saying it needs the real backend', async () => {
+    let err: unknown;
+    try {
+      await createRobotServer({ backend: 'sim', robot: 'ergo-jr', speed: 'manual', shadow: true });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(ConfigError);
+    expect((err as Error).message).to.match(/needs --backend=real/);
+  });
+});

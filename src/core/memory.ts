@@ -11,13 +11,13 @@ export type MemoryFlag = 'auto' | 'small' | 'ample';
 /** At or under this much RAM, `--memory=auto` is small: a Pi 3B+ (1 GB) or a 2 GB Pi 4. */
 export const SMALL_MACHINE_BYTES = 2 * 2 ** 30;
 
-/** Caps V8's young generation at 1 MB semi-spaces (its default grows them to 16 MB under load). */
+/** Caps V8's young generation at 1 MB semi-spaces, a 2 MB new space (it grew to 16 MB here under load). */
 export const YOUNG_GENERATION_CAP = '--max-semi-space-size=1';
 
 /**
- * The bus process's Node flags, whatever the machine: its heap is a few MB. V8's young generation growing to 16 MB
- * semi-spaces and four GC and compiler threads cost it 14-16 MB of RSS for nothing; one thread is kept so that its
- * GC still marks beside the loop (`--single-threaded` put the loop's p99 lateness at 20-50 ms where it was 2-5).
+ * The bus process's Node flags, whatever the machine: its heap is a few MB. V8's new space grown to 16 MB and four
+ * GC and compiler threads cost it 14-16 MB of RSS for nothing; one thread is kept so that its GC still marks beside
+ * the loop (`--single-threaded` put the loop's p99 lateness at 20-50 ms where it was 2-10).
  */
 export const BUS_PROCESS_NODE_FLAGS: readonly string[] = [YOUNG_GENERATION_CAP, '--v8-pool-size=1'];
 

@@ -156,7 +156,7 @@ describe('a real-backend server on a small machine', function () {
     );
     for (const flag of BUS_PROCESS_NODE_FLAGS) expect(bus, 'the bus process flags').to.include(flag);
 
-    // Load that grows V8's young generation where it may (to 8-16 MB semi-spaces on this machine, uncapped).
+    // Load that grows V8's young generation where it may (a new space of 8-16 MB here, uncapped).
     for (let i = 0; i < 300; i++) await (await fetch(`${url}/robot.json`)).text();
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const newSpace = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(metrics)?.[1]);

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 import { openViewers } from './ui.ts';
+import { serverNodeFlags } from '../src/core/memory.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -29,6 +30,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * single-core: a Pi 4 at 1.5 GHz scores about 250, a server core of this class about 1000-1200).
  */
 export const PI_SYSBENCH = { pi3bPlus: 687, pi4: 1478 } as const;
+/** The Pi 3B+'s RAM, the smallest board the budget is for (issue 46: "Memory for 1 GB"). */
+const PI_RAM_BYTES = 2 ** 30;
 export const PI4_OF_THIS_CORE = 0.2;
 
 /** The CPU shares of one core that stand for one Pi 4 core and one Pi 3B+ core here. */
@@ -226,6 +229,8 @@ export interface BudgetRow {
   readonly physicsLine: string;
   /** The server's line saying the twin's physics rate (src/shadow/physics-rate.ts). */
   readonly twinLine: string;
+  /** The server's line saying its memory settings (src/core/memory.ts). */
+  readonly memoryLine: string;
 }
 
 /** Where the server runs confined: a cgroup, or where none is writable the duty cycle (bench/duty-cycle.ts). */
@@ -306,13 +311,24 @@ function dutyCycleConfinement(share: number, periodUs?: number): Confinement {
 async function startConfinedServer(
   confined: Confinement,
   args: string[],
-): Promise<{ child: ChildProcess; url: string; line: string; twinLine: string }> {
+): Promise<{ child: ChildProcess; url: string; line: string; twinLine: string; memoryLine: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const cmd = [process.execPath, 'dist/main.js', ...args, '--port', String(port)]
+  // Node's flags as the service's unit has them on a 1 GB Pi (src/core/memory.ts), the server told it is small.
+  const cmd = [
+    process.execPath,
+    ...serverNodeFlags(PI_RAM_BYTES),
+    'dist/main.js',
+    ...args,
+    '--memory=small',
+    '--port',
+    String(port),
+  ]
     .map((a) => `'${a}'`)
     .join(' ');
   const child = spawn('sh', ['-c', `${confined.prefix} ${cmd}`], {
     cwd: ROOT,
+    // As the service's unit sets it (deploy/systemd/poppy-twin.service).
+    env: { ...process.env, MALLOC_ARENA_MAX: '2' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   confined.started(child.pid!);
@@ -329,7 +345,8 @@ async function startConfinedServer(
     setTimeout(() => reject(new Error(`no answer in 180 s: ${out.slice(-2000)}`)), 180_000).unref();
   });
   const twinLine = /shadow twin: physics[^"\n]*/.exec(out)?.[0] ?? 'no shadow twin line';
-  return { child, url: `http://127.0.0.1:${port}`, line, twinLine };
+  const memoryLine = /memory: [^"\n]*/.exec(out)?.[0] ?? 'no memory line';
+  return { child, url: `http://127.0.0.1:${port}`, line, twinLine, memoryLine };
 }
 
 async function get(url: string): Promise<string> {
@@ -495,6 +512,7 @@ export async function runBudget(
       rss,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
       twinLine: server.twinLine,
+      memoryLine: server.memoryLine,
     };
   } finally {
     if (server) await stop(server.child);
@@ -512,6 +530,7 @@ export function printBudget(r: BudgetRow): void {
   );
   console.log(`      ${r.physicsLine}`);
   console.log(`      ${r.twinLine}`);
+  console.log(`      ${r.memoryLine}`);
   console.log(`      start to first answer ${r.startS.toFixed(1)} s`);
   console.log(
     `      bus loop ${r.loopHz.toFixed(1)} Hz (${(r.loopHz / 50).toFixed(3)}x 50)  ${ok(r.loopHz >= 49.5)}`,

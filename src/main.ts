@@ -22,13 +22,17 @@ import type { RobotServer } from './server.ts';
 import type { Classroom } from './classroom/classroom.ts';
 import type { ShardedClassroom } from './classroom/sharded.ts';
 import { Phases } from './core/phases.ts';
+import { type MemoryFlag, type MemoryPlan, memoryPlan } from './core/memory.ts';
 import v8 from 'node:v8';
 /** V8's own growth factor of the young generation (its default), given back once the server listens. */
 const V8_SEMI_SPACE_GROWTH = 2;
 
-/** Once the server listens, the young generation grows under load as V8 sees fit (held at its first size till then). */
-function youngGenerationGrows(): void {
-  v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
+/**
+ * Once the server listens, the young generation grows under load as V8 sees fit (held at its first size till then),
+ * but on a small machine or where node capped it (src/core/memory.ts): there it stays held.
+ */
+function youngGenerationGrows(plan: MemoryPlan): void {
+  if (plan.youngGenerationGrows) v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH}`);
 }
 /** Signals this close together are one request to stop (see shutdown). */
 const SAME_SIGNAL_MS = 150;
@@ -98,6 +102,14 @@ async function main(argv: string[]): Promise<void> {
         "sim: the physics engine's compiled code: lean (about 50 MB less memory, steps a third slower) or fast",
       )
         .choices(['auto', 'lean', 'fast'])
+        .default('auto'),
+    )
+    .addOption(
+      new Option(
+        '--memory <auto|small|ample>',
+        "V8's young generation: small holds it at its first size (auto: small at 2 GB of RAM or less)",
+      )
+        .choices(['auto', 'small', 'ample'])
         .default('auto'),
     )
     .option(
@@ -183,6 +195,7 @@ async function main(argv: string[]): Promise<void> {
     shadowLog?: string;
     calibration?: string;
     physics: 'auto' | 'lean' | 'fast';
+    memory: MemoryFlag;
   }>();
   if (opts.classroom === undefined && program.getOptionValueSource('workers') === 'cli') {
     console.error('error: --workers applies to a classroom: use it with --classroom');
@@ -208,6 +221,8 @@ async function main(argv: string[]): Promise<void> {
   phases.mark('node');
   const log = await createPino({ level: opts.logLevel });
   const logger = asLogger(log);
+  const memory = memoryPlan(opts.memory);
+  logger.info(memory.line);
   const started = performance.now();
   let server: Pick<RobotServer, 'close'> | undefined;
   // Installed before anything starts: a signal during start-up must not find the default action (instant death).
@@ -280,7 +295,7 @@ async function main(argv: string[]): Promise<void> {
       server = room;
       if (stopping) return;
       await room.listen(opts.host, opts.port);
-      youngGenerationGrows();
+      youngGenerationGrows(memory);
       await announceClass(room, {
         host: printedHost(opts.host),
         twins,
@@ -343,7 +358,7 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   phases.mark('listen');
-  youngGenerationGrows();
+  youngGenerationGrows(memory);
   const addr = robotServer.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = printedHost(opts.host);

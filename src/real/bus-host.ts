@@ -7,6 +7,7 @@ import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BUILT, entryModule } from '../core/entry.ts';
+import { BUS_PROCESS_NODE_FLAGS } from '../core/memory.ts';
 import type { FromBus, ToBus } from './bus-messages.ts';
 import { serveBus } from './bus-service.ts';
 import type { SerialBinding } from './serial-binding.ts';
@@ -32,7 +33,11 @@ const ENTRY = fileURLToPath(entryModule(new URL('./bus-process.ts', import.meta.
 /** The bus process (bus-process.ts), built or under the loader this server runs under (tsx), from any directory. */
 export const forkBusProcess: StartBusHost = (events) => {
   const child = fork(ENTRY, [], {
-    execArgv: BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href],
+    // The bus process's heap is a few MB: V8's defaults would grow it (src/core/memory.ts).
+    execArgv: [
+      ...BUS_PROCESS_NODE_FLAGS,
+      ...(BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]),
+    ],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

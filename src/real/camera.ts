@@ -55,9 +55,14 @@ export class FfmpegCamera implements Camera {
   readonly #opts: FfmpegCameraOptions;
   readonly #frameBytes: number;
   #child: ChildProcess | undefined;
-  #pending: Buffer[] = [];
-  #pendingBytes = 0;
-  #latest: { frame: Frame; at: number } | undefined;
+  /**
+   * Two frame buffers made once: ffmpeg's bytes are copied into `#filling` as they come, and a full one is swapped
+   * with `#last`. A frame is copied out only when someone takes it, so 20 frames a second allocate nothing.
+   */
+  #filling: Buffer;
+  #filled = 0;
+  #last: Buffer;
+  #latest: { at: number; frame?: Frame } | undefined;
   #waiters: { resolve: (f: Frame) => void; reject: (e: Error) => void }[] = [];
   #lastGrab = 0;
   #stderrTail = '';
@@ -70,6 +75,8 @@ export class FfmpegCamera implements Camera {
     this.resolution = opts.resolution;
     this.fps = opts.fps;
     this.#frameBytes = opts.resolution[0] * opts.resolution[1] * 3;
+    this.#filling = Buffer.allocUnsafeSlow(this.#frameBytes);
+    this.#last = Buffer.allocUnsafeSlow(this.#frameBytes);
   }
 
   /** Frames received from ffmpeg since start (tests, diagnostics). */
@@ -93,7 +100,7 @@ export class FfmpegCamera implements Camera {
     this.#lastGrab = now;
     const latest = this.#latest;
     // Served while younger than three frame periods: a live stream replaces it long before.
-    if (this.#child && latest && now - latest.at < 3000 / this.fps) return latest.frame;
+    if (this.#child && latest && now - latest.at < 3000 / this.fps) return this.#latestFrame(latest);
     if (!this.#child) {
       const failure = this.#failure;
       if (failure && now < failure.retryAt)
@@ -143,8 +150,7 @@ export class FfmpegCamera implements Camera {
     ];
     const child = spawn(this.#opts.ffmpeg ?? 'ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
-    this.#pending = [];
-    this.#pendingBytes = 0;
+    this.#filled = 0;
     this.#stderrTail = '';
     child.stdout!.on('data', (chunk: Buffer) => this.#onData(chunk));
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -158,24 +164,34 @@ export class FfmpegCamera implements Camera {
   }
 
   #onData(chunk: Buffer): void {
-    this.#pending.push(chunk);
-    this.#pendingBytes += chunk.length;
-    while (this.#pendingBytes >= this.#frameBytes) {
-      const all = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
-      const rgb = Buffer.from(all.subarray(0, this.#frameBytes));
-      const rest = all.subarray(this.#frameBytes);
-      this.#pending = rest.length ? [rest] : [];
-      this.#pendingBytes = rest.length;
-      const frame: Frame = { width: this.resolution[0], height: this.resolution[1], rgb };
-      const now = performance.now();
-      this.#latest = { frame, at: now };
-      this.#frames++;
-      this.#failure = undefined;
-      const waiters = this.#waiters;
-      this.#waiters = [];
-      for (const w of waiters) w.resolve(frame);
+    for (let at = 0; at < chunk.length;) {
+      const n = Math.min(chunk.length - at, this.#frameBytes - this.#filled);
+      chunk.copy(this.#filling, this.#filled, at, at + n);
+      at += n;
+      this.#filled += n;
+      if (this.#filled === this.#frameBytes) this.#frameDone();
     }
     if (performance.now() - this.#lastGrab > IDLE_STOP_MS) void this.#stop();
+  }
+
+  #frameDone(): void {
+    [this.#last, this.#filling] = [this.#filling, this.#last];
+    this.#filled = 0;
+    const latest: { at: number; frame?: Frame } = { at: performance.now() };
+    this.#latest = latest;
+    this.#frames++;
+    this.#failure = undefined;
+    const waiters = this.#waiters;
+    if (!waiters.length) return;
+    this.#waiters = [];
+    const frame = this.#latestFrame(latest);
+    for (const w of waiters) w.resolve(frame);
+  }
+
+  /** The latest frame as its own copy, made once and only if taken: `#last` is refilled by the frames after it. */
+  #latestFrame(latest: { at: number; frame?: Frame }): Frame {
+    latest.frame ??= { width: this.resolution[0], height: this.resolution[1], rgb: Buffer.from(this.#last) };
+    return latest.frame;
   }
 
   #ended(child: ChildProcess, message: string): void {

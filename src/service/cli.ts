@@ -12,6 +12,7 @@ import { BUILTIN_ROBOTS, loadRobotConfig } from '../config/robot-config.ts';
 import { parsePort } from '../config/flags.ts';
 import { PACKAGE_ROOT } from '../core/entry.ts';
 import { ConfigError } from '../core/errors.ts';
+import { serverNodeFlags } from '../core/memory.ts';
 import { type Runner, type ServiceHost, install, status, systemdVersion, uninstall } from './install.ts';
 import { DEFAULT_USER, type ServiceFlags } from './unit.ts';
 
@@ -153,6 +154,8 @@ async function installHere(
     unit: {
       installDir: PACKAGE_ROOT.replace(/\/$/, ''),
       node,
+      // Node's flags for this machine's memory: the unit is written on the robot's computer itself.
+      nodeFlags: serverNodeFlags(),
       user: flags.user,
       systemdVersion: await systemdVersion(host.run),
       reads,

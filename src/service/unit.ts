@@ -29,6 +29,8 @@ export interface UnitOptions {
   readonly installDir: string;
   /** Node's executable (absolute). */
   readonly node: string;
+  /** Node's own flags, chosen for the machine at install (src/core/memory.ts: serverNodeFlags). */
+  readonly nodeFlags?: readonly string[];
   readonly user: string;
   readonly flags: ServiceFlags;
   /** systemd's version where it will run: 254 and later get a growing back-off. */
@@ -51,6 +53,7 @@ export function execStartArgs(o: UnitOptions): string[] {
   const f = o.flags;
   return [
     o.node,
+    ...(o.nodeFlags ?? []),
     path.join(o.installDir, 'dist', 'main.js'),
     '--backend=real',
     `--robot=${f.robot}`,

@@ -108,6 +108,27 @@ describe('real camera: frames through ffmpeg', function () {
     expect(closedError).to.be.instanceOf(RobotError);
   });
 
+  it('a frame taken keeps its pixels while later frames arrive (the capture reuses two buffers of its own)', async () => {
+    // testsrc's counter and moving gradient change every frame: a frame sharing the capture's buffers would change.
+    const camera = new FfmpegCamera({
+      source: 'lavfi:testsrc=size=160x120:rate=20',
+      resolution: [160, 120],
+      fps: 20,
+    });
+    try {
+      const first = await camera.grab();
+      const kept = Buffer.from(first.rgb);
+      const n = camera.framesReceived;
+      await until('more frames', async () => (camera.framesReceived >= n + 4 ? true : undefined));
+      const later = await camera.grab();
+      expect(Buffer.from(later.rgb).equals(kept), 'the later frame differs').to.equal(false);
+      expect(Buffer.from(first.rgb).equals(kept), 'the first frame is unchanged').to.equal(true);
+      expect(later.rgb.buffer).to.not.equal(first.rgb.buffer);
+    } finally {
+      await camera.close();
+    }
+  });
+
   it('the marker detector finds the card of a looped picture in the frames ffmpeg delivers', async () => {
     const file = path.join(dir, 'tetris.png');
     writeFileSync(file, encodePng(cardPicture(MARKER_CODES.tetris!)));

@@ -5,8 +5,9 @@
  * With out.json, the fitted calibration is written there (bench/held-out.ts loads it).
  */
 import { performance } from 'node:perf_hooks';
+import { clearExcitation } from '../src/calibration/clearance.ts';
 import { defaultCalibration } from '../src/calibration/defaults.ts';
-import { fitMotor } from '../src/calibration/fit.ts';
+import { fitRobot } from '../src/calibration/fit-robot.ts';
 import { runMotor } from '../src/calibration/run.ts';
 import { drawTrueParams } from '../src/calibration/truth.ts';
 import { saveCalibration } from '../src/config/calibration.ts';
@@ -29,28 +30,43 @@ const fitted = defaultCalibration(config, '(emulator)', new Date().toISOString()
 const rel = (a: number, b: number) => `${((100 * (a - b)) / b).toFixed(1)} %`;
 const pct = (x: { value: number; sigma: number }) => `${((100 * x.sigma) / x.value).toFixed(0)} %`;
 try {
+  const logs = [];
+  const robotSeconds = new Map<string, string>();
   for (const name of motors) {
+    const plan = await clearExcitation(config, urdf, name);
+    if (!plan.excitation) {
+      console.log(`${name} | skipped: every swing touches (${JSON.stringify(plan.refused)})`);
+      continue;
+    }
     const t0 = performance.now();
-    const log = await runMotor(rig, config, name);
-    const t1 = performance.now();
-    const { calibration: c, evaluations, estimates: e } = await fitMotor(config, urdf, log);
-    const t2 = performance.now();
-    fitted.motors[name] = c;
-    const tr = truth.motors[name]!;
-    console.log(
-      [
-        name,
-        `robot ${log.t.length * 0.02} s, run ${((t1 - t0) / 1000).toFixed(1)} s, fit ${((t2 - t1) / 1000).toFixed(1)} s (${evaluations} sims)`,
-        `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (found ${e.offset.value.toFixed(2)} +- ${e.offset.sigma})`,
-        `gain ${rel(e.gain.value, tr.gain.value)} (+- ${pct(e.gain)})`,
-        `armature ${rel(e.armature.value, tr.armature.value)} (+- ${pct(e.armature)})`,
-        `kv ${rel(e.kv.value, tr.friction.kv!.value)} (+- ${pct(e.kv)})`,
-        `kcs ${rel(e.kcs.value, tr.friction.kcs!.value)} (+- ${pct(e.kcs)})`,
-        `rms ${c.residualRmsDeg} deg`,
-        `not identifiable: ${c.notIdentifiable.join(' ')}`,
-      ].join(' | '),
+    logs.push(await runMotor(rig, config, name, undefined, plan.excitation));
+    robotSeconds.set(
+      name,
+      `+-${plan.amplitudeDeg} deg, robot ${logs[logs.length - 1]!.t.length * 0.02} s, run ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
   }
+  let t1 = performance.now();
+  await fitRobot(config, urdf, logs, fitted, {
+    passes: process.env.BENCH_CAL_PASSES === '1' ? 1 : 2,
+    onFitted: (name, { calibration: c, evaluations, estimates: e }, pass) => {
+      const t2 = performance.now();
+      const tr = truth.motors[name]!;
+      console.log(
+        [
+          `${name} pass ${pass}`,
+          `${robotSeconds.get(name)}, fit ${((t2 - t1) / 1000).toFixed(1)} s (${evaluations} sims)`,
+          `offset ${c.offset.value.toFixed(2)} vs ${tr.offset.value.toFixed(2)} (found ${e.offset.value.toFixed(2)} +- ${e.offset.sigma})`,
+          `gain ${rel(e.gain.value, tr.gain.value)} (+- ${pct(e.gain)})`,
+          `armature ${rel(e.armature.value, tr.armature.value)} (+- ${pct(e.armature)})`,
+          `kv ${rel(e.kv.value, tr.friction.kv!.value)} (+- ${pct(e.kv)})`,
+          `kcs ${rel(e.kcs.value, tr.friction.kcs!.value)} (+- ${pct(e.kcs)})`,
+          `rms ${c.residualRmsDeg} deg`,
+          `not identifiable: ${c.notIdentifiable.join(' ')}`,
+        ].join(' | '),
+      );
+      t1 = t2;
+    },
+  });
   if (out) await saveCalibration(out, fitted);
 } finally {
   await emulated.close();

@@ -11,10 +11,11 @@ import { type RobotConfig, loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
+import { clearExcitation } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
-import { fitMotor } from './fit.ts';
+import { fitRobot } from './fit-robot.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
-import { type Rig, runMotor } from './run.ts';
+import { type MotorLog, type Rig, runMotor } from './run.ts';
 
 export const SIM_REFUSAL =
   'error: --backend=sim: a calibration identifies a real robot (the twin already is its own model); ' +
@@ -93,19 +94,34 @@ export async function main(argv: string[]): Promise<number> {
       stopped: () => stopped,
     };
     const cal: Calibration = defaultCalibration(config, flags.serial, new Date().toISOString());
+    const logs: MotorLog[] = [];
     for (const name of names) {
-      const log = await runMotor(rig, config, name, (line) => console.error(line));
+      const plan = await clearExcitation(config, urdf, name);
+      for (const r of plan.refused)
+        console.error(
+          `${name}: a swing of +-${r.amplitudeDeg} deg would bring ${r.links.join(' and ')} into contact ` +
+            `${r.time} s in (the twin's prediction)`,
+        );
+      if (!plan.excitation) {
+        console.error(`${name}: skipped, every swing touches; its figures stay the model's defaults`);
+        continue;
+      }
+      const log = await runMotor(rig, config, name, (line) => console.error(line), plan.excitation);
       if (stopped) {
         console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
         return 130;
       }
-      const { calibration, evaluations } = await fitMotor(config, urdf, log);
-      cal.motors[name] = calibration;
-      console.error(
-        `${name}: offset ${calibration.offset.value} deg, residual ${calibration.residualRmsDeg} deg RMS, ` +
-          `${evaluations} simulations; not identifiable: ${calibration.notIdentifiable.join(', ') || 'none'}`,
-      );
+      logs.push(log);
     }
+    // The robot's part is done: its servos are left as --on-close says while the fit runs.
+    await backend.close();
+    await fitRobot(config, urdf, logs, cal, {
+      onFitted: (name, { calibration: c, evaluations }, pass) =>
+        console.error(
+          `${name} (fit, pass ${pass}): offset ${c.offset.value} deg, residual ${c.residualRmsDeg} deg RMS, ` +
+            `${evaluations} simulations; not identifiable: ${c.notIdentifiable.join(', ') || 'none'}`,
+        ),
+    });
     await saveCalibration(flags.out, cal);
     console.error(`wrote ${flags.out}`);
     return 0;

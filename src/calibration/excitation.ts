@@ -30,12 +30,26 @@ export const APPROACH_REACH_DEG = 8;
 export const APPROACH_SECONDS = 2.5;
 export const APPROACH_HOLD_SECONDS = 0.4;
 
-/** The excitation about `centre` (raw degrees), kept `margin` inside the limits [lo, hi]. */
-export function excitation(centre: number, limits: readonly [number, number], margin = 5): Excitation {
+/** Seconds the torque is off in the release (its recovery takes the rest of 2.5 s). */
+export const RELEASE_SECONDS = 0.5;
+
+/** The widest swing of an excitation about its centre (degrees). */
+export const MAX_AMPLITUDE_DEG = 20;
+
+/**
+ * The excitation about `centre` (raw degrees), kept `margin` inside the limits [lo, hi], swinging at most
+ * `maxAmplitude` degrees each way (less where a wider swing would touch: clearance.ts).
+ */
+export function excitation(
+  centre: number,
+  limits: readonly [number, number],
+  margin = 5,
+  maxAmplitude = MAX_AMPLITUDE_DEG,
+): Excitation {
   const lo = limits[0] + margin;
   const hi = limits[1] - margin;
   const c = Math.min(hi, Math.max(lo, centre));
-  const amp = Math.max(2, Math.min(20, (hi - lo) / 2 - 1, c - lo, hi - c));
+  const amp = Math.max(2, Math.min(maxAmplitude, (hi - lo) / 2 - 1, c - lo, hi - c));
   const segments: [string, number, number][] = [];
   const programs: [number, (t: number) => Command][] = [];
   let t0 = 0;
@@ -49,8 +63,9 @@ export function excitation(centre: number, limits: readonly [number, number], ma
   add('hold', 1.5, () => on(c));
   add('hold-above', 1.5, () => on(c + amp));
   add('hold', 1.5, () => on(c));
-  add('release', 1.5, () => ({ goal: c, torqueOn: false, torqueLimit: 1023 }));
-  add('recover', 1, () => on(c));
+  // Short: an arm released near upright falls for about a second before it meets the table (clearance.ts).
+  add('release', RELEASE_SECONDS, () => ({ goal: c, torqueOn: false, torqueLimit: 1023 }));
+  add('recover', 2.5 - RELEASE_SECONDS, () => on(c));
   for (const limit of TORQUE_LIMITS) {
     add(`steps@${limit}`, 3, (t) =>
       on(c + amp * [1, -1, 0.5, -0.5][Math.min(3, Math.floor(t / 0.75))]!, limit),

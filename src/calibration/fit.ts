@@ -11,6 +11,7 @@ import { servoModel } from '../sim/servo-models.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { simulate } from './forward.ts';
 import { APPROACH_HOLD_SECONDS } from './excitation.ts';
+import { invert, jacobian, nelderMead, normal, polish } from './least-squares.ts';
 import type { MotorLog } from './run.ts';
 /** The fitted figures, in the search's coordinates: offset (deg), then the logs of the others over their defaults. */
 const NAMES = ['offset', 'gain', 'armature', 'kv', 'kcs'] as const;
@@ -49,6 +50,8 @@ export async function fitMotor(
   urdf: UrdfRobot,
   log: MotorLog,
   budget = { dynamics: 50, offset: 15, all: 30 },
+  /** The other servos as a first pass fitted them (fitRobot's second pass); absent: their models. */
+  others?: ReadonlyMap<number, ServoParams>,
 ): Promise<FitResult> {
   const motor = config.motors.find((m) => m.name === log.motor)!;
   const spec = modelSpec(motor.model);
@@ -57,7 +60,7 @@ export async function fitMotor(
   let evaluations = 0;
   const residuals = async (x: readonly number[], from = 0, to = log.t.length): Promise<Float64Array> => {
     evaluations++;
-    const sim = await simulate(config, urdf, params(x), log, from, to);
+    const sim = await simulate(config, urdf, params(x), log, from, to, undefined, others);
     for (let k = 0; k < sim.length; k++) sim[k] = sim[k]! - log.position[from + k]!;
     return sim;
   };
@@ -82,7 +85,7 @@ export async function fitMotor(
     pairs.map((p) => (mean(series, p.below, offset) + mean(series, p.above, offset)) / 2);
   const logged = mids(log.position, 0);
   const midResiduals = async (y: readonly number[]): Promise<number[]> => {
-    const sim = await simulate(config, urdf, params(y), log, from, to);
+    const sim = await simulate(config, urdf, params(y), log, from, to, undefined, others);
     evaluations++;
     return mids(sim, from).map((v, i) => v - logged[i]!);
   };
@@ -93,11 +96,20 @@ export async function fitMotor(
     if (c < best) [best, x] = [c, [o, ...x.slice(1)]];
   }
   x = await nelderMead(midCost, x, [0.75, 0.05, 0, 0, 0], budget.offset);
-  x = await nelderMead(cost(), x, [0, 0.05, 0.15, 0.2, 0.1], budget.all);
-  const r0 = await residuals(x);
-  const rms = Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length);
   const offsetSd = await offsetSigma(midResiduals, x, positionResolution(spec));
-  const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), offsetSd);
+  // An offset the approaches do not pin is reported as 0 (keptEstimate): the others are fitted with that 0, so the
+  // file's figures agree with each other, and their sigmas carry the prior's offset range (uncertainty()).
+  const foundOffset = x[0]!;
+  if (!(offsetSd <= MAX_OFFSET_SIGMA_DEG)) x = [0, ...x.slice(1)];
+  x = await nelderMead(cost(), x, [0, 0.05, 0.15, 0.2, 0.1], budget.all);
+  const polished = await polish(residuals, x, FREE);
+  x = polished.x;
+  const r0 = polished.r;
+  const rms = Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length);
+  const heldSd = offsetSd <= MAX_OFFSET_SIGMA_DEG ? offsetSd : PRIOR_OFFSET_SIGMA_DEG;
+  const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), heldSd);
+  // Not yet at the optimum: the step still proposed is an error of the figure the sigma must cover.
+  for (const i of FREE) sigmas[i] = Math.max(sigmas[i]!, Math.abs(polished.lastStep[i]!));
   sigmas[0] = offsetSd;
   const p = params(x);
   const values = [p.offsetDeg, p.errorGain, p.armature, p.friction.kv!, p.friction.kcs!];
@@ -119,7 +131,9 @@ export async function fitMotor(
   const estimates = Object.fromEntries(
     NAMES.map((name, i) => [
       name,
-      { value: round(values[i]!), sigma: round(i === 0 ? sigmas[0]! : sigmas[i]! * values[i]!) },
+      i === 0
+        ? { value: round(foundOffset), sigma: round(sigmas[0]!) }
+        : { value: round(values[i]!), sigma: round(sigmas[i]! * values[i]!) },
     ]),
   ) as FitResult['estimates'];
   return {
@@ -137,6 +151,9 @@ export async function fitMotor(
     },
   };
 }
+
+/** The coordinates Levenberg-Marquardt moves and the sandwich covers: all but the offset. */
+const FREE = [1, 2, 3, 4] as const;
 
 export const round = (v: number) => Number(v.toPrecision(4));
 
@@ -240,19 +257,9 @@ export async function uncertainty(
   segments: readonly [number, number][],
   offsetSigmaDeg: number,
 ): Promise<number[]> {
-  const free = [1, 2, 3, 4];
-  const h = 0.01;
-  const J: Float64Array[] = [];
-  for (const i of free) {
-    const up = [...x];
-    const down = [...x];
-    up[i]! += h;
-    down[i]! -= h;
-    const a = await residuals(up);
-    const b = await residuals(down);
-    J.push(a.map((v, k) => (v - b[k]!) / (2 * h)));
-  }
-  const inv = invert(J.map((ji) => J.map((jj) => ji.reduce((s, v, k) => s + v * jj[k]!, 0))));
+  const free = FREE;
+  const J = await jacobian(residuals, x, free);
+  const inv = invert(normal(J));
   if (!inv) return x.map(() => Infinity);
   const n = free.length;
   // The offset held where the fit left it trades against the others (gravity against friction and gain): each
@@ -281,76 +288,4 @@ export async function uncertainty(
     return v * correction + shift[i]! * shift[i]! * offsetVariance;
   };
   return [Infinity, ...free.map((_, i) => Math.sqrt(Math.max(0, variance(i))))];
-}
-
-/** Gauss-Jordan inverse of a small symmetric matrix; undefined when singular. */
-function invert(a: number[][]): number[][] | undefined {
-  const n = a.length;
-  const m = a.map((row, i) => [...row, ...a.map((_, j) => (i === j ? 1 : 0))]);
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[p]![c]!)) p = r;
-    if (Math.abs(m[p]![c]!) < 1e-300) return undefined;
-    [m[c], m[p]] = [m[p]!, m[c]!];
-    const d = m[c]![c]!;
-    for (let k = 0; k < 2 * n; k++) m[c]![k]! /= d;
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = m[r]![c]!;
-      for (let k = 0; k < 2 * n; k++) m[r]![k]! -= f * m[c]![k]!;
-    }
-  }
-  return m.map((row) => row.slice(n));
-}
-
-/** Nelder-Mead from x0 with initial steps `step`, at most `maxEval` evaluations. */
-export async function nelderMead(
-  f: (x: number[]) => Promise<number>,
-  x0: number[],
-  step: number[],
-  maxEval: number,
-): Promise<number[]> {
-  // Coordinates with a zero step are held where they are.
-  const free = step.flatMap((s, i) => (s !== 0 ? [i] : []));
-  const n = free.length;
-  const full = (y: number[]) => x0.map((v, i) => (free.includes(i) ? y[free.indexOf(i)]! : v));
-  const g = (y: number[]) => f(full(y));
-  const y0 = free.map((i) => x0[i]!);
-  const simplex: { x: number[]; f: number }[] = [];
-  for (const y of [y0, ...y0.map((_, i) => y0.map((v, j) => (i === j ? v + step[free[i]!]! : v)))])
-    simplex.push({ x: y, f: await g(y) });
-  let evals = n + 1;
-  const comb = (a: number[], b: number[], t: number) => a.map((v, i) => v + t * (b[i]! - v));
-  while (evals < maxEval) {
-    simplex.sort((a, b) => a.f - b.f);
-    const best = simplex[0]!;
-    const worst = simplex[n]!;
-    if (Math.abs(worst.f - best.f) <= 1e-10 * (Math.abs(best.f) + 1e-12)) break;
-    const centroid = y0.map((_, i) => simplex.slice(0, n).reduce((s, p) => s + p.x[i]!, 0) / n);
-    const xr = comb(centroid, worst.x, -1);
-    const fr = await g(xr);
-    evals++;
-    if (fr < best.f) {
-      const xe = comb(centroid, worst.x, -2);
-      const fe = await g(xe);
-      evals++;
-      simplex[n] = fe < fr ? { x: xe, f: fe } : { x: xr, f: fr };
-    } else if (fr < simplex[n - 1]!.f) {
-      simplex[n] = { x: xr, f: fr };
-    } else {
-      const xc = comb(centroid, worst.x, 0.5);
-      const fc = await g(xc);
-      evals++;
-      if (fc < worst.f) simplex[n] = { x: xc, f: fc };
-      else {
-        for (let i = 1; i <= n; i++) {
-          const y = comb(best.x, simplex[i]!.x, 0.5);
-          simplex[i] = { x: y, f: await g(y) };
-        }
-        evals += n;
-      }
-    }
-  }
-  simplex.sort((a, b) => a.f - b.f);
-  return full(simplex[0]!.x);
 }

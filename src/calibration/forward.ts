@@ -21,6 +21,10 @@ export async function simulate(
   log: MotorLog,
   from = 0,
   to = log.t.length,
+  /** Called at each sample before its command (clearance.ts watches the contacts). */
+  onSample?: (k: number, sim: SimBackend) => void,
+  /** The other servos' parameters (a first pass's fit of them); absent: their models'. */
+  others?: ReadonlyMap<number, ServoParams>,
 ): Promise<Float64Array> {
   const motor = config.motors.find((m) => m.id === log.id)!;
   const spec = modelSpec(motor.model);
@@ -28,7 +32,7 @@ export async function simulate(
     config,
     urdf,
     speed: 'manual',
-    servoParams: new Map([[log.id, p]]),
+    servoParams: new Map([...(others ?? []), [log.id, p]]),
     cameraRealism: false,
   });
   await sim.open();
@@ -50,6 +54,7 @@ export async function simulate(
     const out = new Float64Array(to - from);
     let last: Command | undefined = from > 0 ? log.command[from - 1] : undefined;
     for (let k = from; k < to; k++) {
+      onSample?.(k, sim);
       const cmd = log.command[k]!;
       if (!last || cmd.torqueLimit !== last.torqueLimit)
         await sim.bus.write('torque_limit', new Map([[log.id, cmd.torqueLimit]]));

@@ -17,11 +17,11 @@ import {
   MAX_RELATIVE_SIGMA,
   PRIOR_OFFSET_SIGMA_DEG,
   keptEstimate,
-  nelderMead,
   round,
   servoParamsAt,
   uncertainty,
 } from './fit.ts';
+import { nelderMead } from './least-squares.ts';
 import { runGains } from './run.ts';
 
 const DEG = Math.PI / 180;

@@ -7,7 +7,7 @@ import type { MotorBus } from '../core/backend.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { userToJoint } from '../core/frames.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
-import { type Command, excitation } from './excitation.ts';
+import { type Command, type Excitation, excitation } from './excitation.ts';
 
 const DEG = Math.PI / 180;
 
@@ -35,10 +35,13 @@ export interface MotorLog {
   readonly start: number;
 }
 
-/** The pose the other joints hold during a run, user degrees (arms clear of the table and of each other). */
+/**
+ * The pose the other joints hold during a run, user degrees (arms clear of the table and of each other): the Torso's
+ * arms 20 degrees out, or the bust's lean and a released shoulder bring a forearm onto its base (clearance.ts).
+ */
 export const CALIBRATION_POSES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
   'ergo-jr': { m1: 0, m2: 0, m3: 0, m4: 0, m5: 0, m6: 0 },
-  torso: {},
+  torso: { l_shoulder_x: 20, r_shoulder_x: -20 },
   humanoid: {},
 };
 
@@ -49,7 +52,8 @@ export const SETTLE = 1.5;
 
 /**
  * The gains of a run, whatever a server left in the servos: P 32 (AX: compliance slope 32, margin 1), no I or D, no
- * speed profile. The forward model (forward.ts) sets the same.
+ * speed profile. The forward model (forward.ts) sets the same. (Stiffer holding joints were tried: P 128 halved the
+ * bias their servos put on a one-joint fit but doubled its residual; decision 0065.)
  */
 export async function runGains(bus: MotorBus, config: RobotConfig): Promise<void> {
   const of = (kind: 'pid' | 'compliance') =>
@@ -69,23 +73,33 @@ export async function runGains(bus: MotorBus, config: RobotConfig): Promise<void
   );
 }
 
+/** The calibration pose in raw degrees by motor name, within each motor's angle limits. */
+export function calibrationPose(config: RobotConfig): Record<string, number> {
+  const userPose = CALIBRATION_POSES[config.name] ?? config.startup.pose;
+  const pose: Record<string, number> = {};
+  for (const m of config.motors) {
+    const [lo, hi] = m.angleLimit;
+    const user = userPose[m.name] ?? config.startup.pose[m.name] ?? 0;
+    pose[m.name] = Math.min(hi, Math.max(lo, userToJoint(m, user) / DEG));
+  }
+  return pose;
+}
+
+/**
+ * Runs `motorName`'s excitation (by default the widest; clearance.ts chooses one the twin predicts clear of
+ * contacts) from the calibration pose, logging every sample.
+ */
 export async function runMotor(
   rig: Rig,
   config: RobotConfig,
   motorName: string,
   onProgress?: (line: string) => void,
+  chosen?: Excitation,
 ): Promise<MotorLog> {
   const motor = config.motors.find((m) => m.name === motorName)!;
   const spec = modelSpec(motor.model);
-  const userPose = CALIBRATION_POSES[config.name] ?? config.startup.pose;
-  const raw = (name: string) => {
-    const m = config.motors.find((x) => x.name === name)!;
-    const [lo, hi] = m.angleLimit;
-    return Math.min(hi, Math.max(lo, userToJoint(m, userPose[name] ?? config.startup.pose[name] ?? 0) / DEG));
-  };
-  const pose: Record<string, number> = {};
-  for (const m of config.motors) pose[m.name] = raw(m.name);
-  const ex = excitation(pose[motor.name]!, motor.angleLimit);
+  const pose = calibrationPose(config);
+  const ex = chosen ?? excitation(pose[motor.name]!, motor.angleLimit);
   const ids = config.motors.map((m) => m.id);
   const goals = new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
   goals.set(motor.id, degToPosition(spec, ex.start));

@@ -6,7 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
-import { type Calibration, saveCalibration } from '../config/calibration.ts';
+import { type Calibration, SIM_RUN_REFUSAL, saveCalibration } from '../config/calibration.ts';
 import { type RobotConfig, loadRobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
@@ -17,8 +17,8 @@ import { fitFromLog, readCycleLog } from './from-log.ts';
 import { type Rig, runMotor } from './run.ts';
 
 export const SIM_REFUSAL =
-  'error: --backend=sim: a calibration identifies a real robot (the twin already is its own model); ' +
-  'tip: run it with --backend=real --serial=<device>, or on the emulator: npm run emulator -- --robot=<r> --servo-params=<file>';
+  `error: --backend=sim: ${SIM_RUN_REFUSAL.error}; ` +
+  `tip: run it with --backend=real --serial=<device>, or on the emulator: ${SIM_RUN_REFUSAL.emulator}`;
 
 interface Flags {
   robot: string;

@@ -7,7 +7,7 @@ import type { MotorBus } from '../core/backend.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { userToJoint } from '../core/frames.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
-import { type Command, excitation } from './excitation.ts';
+import { type Command, type Excitation, excitation } from './excitation.ts';
 
 const DEG = Math.PI / 180;
 
@@ -69,14 +69,12 @@ export async function runGains(bus: MotorBus, config: RobotConfig): Promise<void
   );
 }
 
-export async function runMotor(
-  rig: Rig,
+/** What a joint's run does: the pose every joint is put in (raw degrees by name), and the joint's excitation. */
+export function runPlan(
   config: RobotConfig,
   motorName: string,
-  onProgress?: (line: string) => void,
-): Promise<MotorLog> {
+): { pose: Record<string, number>; ex: Excitation } {
   const motor = config.motors.find((m) => m.name === motorName)!;
-  const spec = modelSpec(motor.model);
   const userPose = CALIBRATION_POSES[config.name] ?? config.startup.pose;
   const raw = (name: string) => {
     const m = config.motors.find((x) => x.name === name)!;
@@ -85,7 +83,18 @@ export async function runMotor(
   };
   const pose: Record<string, number> = {};
   for (const m of config.motors) pose[m.name] = raw(m.name);
-  const ex = excitation(pose[motor.name]!, motor.angleLimit);
+  return { pose, ex: excitation(pose[motor.name]!, motor.angleLimit) };
+}
+
+export async function runMotor(
+  rig: Rig,
+  config: RobotConfig,
+  motorName: string,
+  onProgress?: (line: string) => void,
+): Promise<MotorLog> {
+  const motor = config.motors.find((m) => m.name === motorName)!;
+  const spec = modelSpec(motor.model);
+  const { pose, ex } = runPlan(config, motorName);
   const ids = config.motors.map((m) => m.id);
   const goals = new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
   goals.set(motor.id, degToPosition(spec, ex.start));

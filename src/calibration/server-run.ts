@@ -197,7 +197,12 @@ export class CalibrationRun {
         if (signal.aborted) break;
         this.#status = { ...this.#status, motor: name };
         moved = true;
-        logs.push(await runMotor(this.#rig(signal), this.#opts.config, name, (line) => this.#say(line)));
+        // A stop between samples returns what was logged (and says "run done"): the signal says it was a stop.
+        const log = await runMotor(this.#rig(signal), this.#opts.config, name, (line) => {
+          if (!signal.aborted) this.#say(line);
+        });
+        if (signal.aborted) break;
+        logs.push(log);
       }
     } catch (err) {
       if (!isAbortError(err)) {

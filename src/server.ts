@@ -50,6 +50,7 @@ import { calibratedDeadBands } from './shadow/comparator.ts';
 import { CycleLog } from './shadow/cycle-log.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
 import { CalibrationRun } from './calibration/server-run.ts';
+import { cycleRig } from './calibration/real-rig.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
 
@@ -347,6 +348,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
               .map((p) => `primitive "${p.name}"`),
           dir: path.join(recordsDir, 'calibrations'),
           onClose: opts.real?.onClose ?? 'compliant',
+          rig: (motor, signal) => cycleRig(real, opts.loopHz ?? 50, robot.motor(motor).id, signal),
           log: (line) => logger.info(line),
         })
       : undefined;

@@ -8,13 +8,15 @@ import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
 import { type Calibration, SIM_RUN_REFUSAL, saveCalibration } from '../config/calibration.ts';
 import { type RobotConfig, loadRobotConfig } from '../config/robot-config.ts';
+import { isAbortError } from '../core/clock.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitMotor } from './fit.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
-import { type Rig, runMotor } from './run.ts';
+import { cycleRig } from './real-rig.ts';
+import { runMotor } from './run.ts';
 
 export const SIM_REFUSAL =
   `error: --backend=sim: ${SIM_RUN_REFUSAL.error}; ` +
@@ -72,30 +74,26 @@ export async function main(argv: string[]): Promise<number> {
     throw new ConfigError('--serial', 'give the serial device of the robot (or of the emulator)');
   const urdf = await loadUrdf(config.urdfPath);
   const backend = new RealBackend({ config, serial: flags.serial, onClose: flags.onClose });
-  let stopped = false;
-  const stop = () => {
-    stopped = true;
-  };
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   try {
     await backend.open();
-    await backend.start();
-    let next = backend.clock.now();
-    const rig: Rig = {
-      bus: backend.bus,
-      now: () => backend.clock.now(),
-      // Absolute deadlines: the samples stay on the 50 Hz grid whatever each exchange took.
-      wait: async (s) => {
-        next = Math.max(next, backend.clock.now() - s) + s;
-        await backend.clock.sleepUntil(next);
-      },
-      stopped: () => stopped,
-    };
+    backend.start();
     const cal: Calibration = defaultCalibration(config, flags.serial, new Date().toISOString());
     for (const name of names) {
-      const log = await runMotor(rig, config, name, (line) => console.error(line));
-      if (stopped) {
+      // Paced by the bus loop's cycles and logged on them, as the server's run (real-rig.ts; the loop at 50 Hz).
+      const id = config.motors.find((m) => m.name === name)!.id;
+      const paced = cycleRig(backend, 50, id, stopping.signal)!;
+      const log = await runMotor(paced.rig, config, name, (line) => console.error(line))
+        .then((l) => paced.rebuild(l))
+        .catch((err: unknown) => {
+          if (isAbortError(err)) return undefined;
+          throw err;
+        })
+        .finally(() => paced.close());
+      if (!log || stopping.signal.aborted) {
         console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
         return 130;
       }

@@ -71,8 +71,20 @@ export interface CalibrationRunOptions {
   readonly log: (line: string) => void;
   /** The fit (default: fitInWorker on the robot's config). */
   readonly fit?: Fitter;
+  /**
+   * The rig of a joint's run, and how its log is rebuilt after (real-rig.ts); default, or undefined from it: the bus
+   * and clock above, on absolute deadlines.
+   */
+  readonly rig?: (motor: string, signal: AbortSignal) => RunRig | undefined;
   /** fitMotor's evaluation budget (default its own). */
   readonly fitBudget?: FitJob['budget'];
+}
+
+/** A rig with its log's rebuild (real-rig.ts CycleRig). */
+export interface RunRig {
+  readonly rig: Rig;
+  rebuild(log: MotorLog): MotorLog;
+  close(): void;
 }
 
 /** Seconds of each excitation the guard predicts after the settle: its holds below, at and above the centre. */
@@ -198,11 +210,16 @@ export class CalibrationRun {
         this.#status = { ...this.#status, motor: name };
         moved = true;
         // A stop between samples returns what was logged (and says "run done"): the signal says it was a stop.
-        const log = await runMotor(this.#rig(signal), this.#opts.config, name, (line) => {
-          if (!signal.aborted) this.#say(line);
-        });
-        if (signal.aborted) break;
-        logs.push(log);
+        const paced = this.#opts.rig?.(name, signal);
+        try {
+          const log = await runMotor(paced?.rig ?? this.#rig(signal), this.#opts.config, name, (line) => {
+            if (!signal.aborted) this.#say(line);
+          });
+          if (signal.aborted) break;
+          logs.push(paced ? paced.rebuild(log) : log);
+        } finally {
+          paced?.close();
+        }
       }
     } catch (err) {
       if (!isAbortError(err)) {

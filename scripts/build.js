@@ -23,6 +23,7 @@ export const ENTRIES = {
   'primitive-worker': 'src/primitives/isolated/worker.ts',
   'detect-worker': 'src/vision/detect-worker.ts',
   'bus-process': 'src/real/bus-process.ts',
+  'calibration-fit-worker': 'src/calibration/fit-worker.ts',
   'classroom-shard': 'src/classroom/shard-host.ts',
   service: 'src/service/main.ts',
 };

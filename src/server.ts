@@ -49,6 +49,8 @@ import { twinStep } from './shadow/physics-rate.ts';
 import { calibratedDeadBands } from './shadow/comparator.ts';
 import { CycleLog } from './shadow/cycle-log.ts';
 import { MoveGuard, twinState } from './shadow/guard.ts';
+import { CalibrationRun } from './calibration/server-run.ts';
+import { cycleRig } from './calibration/real-rig.ts';
 import { Phases } from './core/phases.ts';
 import { Readiness } from './http/readiness.ts';
 
@@ -261,7 +263,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     isolation: opts.primitiveIsolation,
     limits: opts.primitiveLimits,
   });
-  const store = new RecordStore(path.resolve(opts.recordsDir ?? 'records'), logger);
+  const recordsDir = path.resolve(opts.recordsDir ?? 'records');
+  const store = new RecordStore(recordsDir, logger);
   const records = new RecordsService({ robot, manager: primitives, store, logger });
   phases.mark('robot');
   try {
@@ -326,6 +329,29 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     { process: opts.processMetrics },
   );
   real?.onCycle((report) => metrics.loopLate(report.lateMs));
+  // Files go to the server's own folder, never one a request names: docs/decisions/0067-calibration-route.md.
+  const calibrationRun =
+    real && shadow
+      ? new CalibrationRun({
+          config,
+          robot,
+          bus: real.bus,
+          clock: real.clock,
+          port: real.port.path,
+          shadow,
+          guard,
+          // The primitives started with the robot (temperature_monitoring) watch; they do not move it.
+          busy: () =>
+            primitives
+              .runningList()
+              .filter((p) => !p.autoStart)
+              .map((p) => `primitive "${p.name}"`),
+          dir: path.join(recordsDir, 'calibrations'),
+          onClose: opts.real?.onClose ?? 'compliant',
+          rig: (motor, signal) => cycleRig(real, opts.loopHz ?? 50, robot.motor(motor).id, signal),
+          log: (line) => logger.info(line),
+        })
+      : undefined;
   const routes: RouteSpec[] = [
     ...miscRoutes(robot, listing, changes),
     ...motorRoutes(robot, profile.policy),
@@ -334,7 +360,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     ...ikRoutes(robot, chains, profile.policy),
     ...sensorRoutes({ camera: backend.camera, markers }),
     metrics.route(),
-    ...calibrationRoutes(calibration),
+    ...calibrationRoutes(calibration, calibrationRun ?? (real ? 'no-shadow' : 'sim')),
   ];
   if (simulation) routes.push(...simRoutes(robot, simulation));
   if (backend instanceof SimBackend) routes.push(...cardRoutes(backend));
@@ -402,6 +428,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
           clearTimeout(cut);
         }
         await markers?.close();
+        await calibrationRun?.close();
         await records.close();
         await primitives.close();
         await robot.stop();

@@ -6,8 +6,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
-import { type Calibration, saveCalibration } from '../config/calibration.ts';
+import { type Calibration, SIM_RUN_REFUSAL, saveCalibration } from '../config/calibration.ts';
 import { type RobotConfig, loadRobotConfig } from '../config/robot-config.ts';
+import { isAbortError } from '../core/clock.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
@@ -15,11 +16,12 @@ import { clearExcitation } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitRobot } from './fit-robot.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
-import { type MotorLog, type Rig, runMotor } from './run.ts';
+import { cycleRig } from './real-rig.ts';
+import { type MotorLog, runMotor } from './run.ts';
 
 export const SIM_REFUSAL =
-  'error: --backend=sim: a calibration identifies a real robot (the twin already is its own model); ' +
-  'tip: run it with --backend=real --serial=<device>, or on the emulator: npm run emulator -- --robot=<r> --servo-params=<file>';
+  `error: --backend=sim: ${SIM_RUN_REFUSAL.error}; ` +
+  `tip: run it with --backend=real --serial=<device>, or on the emulator: ${SIM_RUN_REFUSAL.emulator}`;
 
 interface Flags {
   robot: string;
@@ -73,26 +75,13 @@ export async function main(argv: string[]): Promise<number> {
     throw new ConfigError('--serial', 'give the serial device of the robot (or of the emulator)');
   const urdf = await loadUrdf(config.urdfPath);
   const backend = new RealBackend({ config, serial: flags.serial, onClose: flags.onClose });
-  let stopped = false;
-  const stop = () => {
-    stopped = true;
-  };
+  const stopping = new AbortController();
+  const stop = () => stopping.abort();
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   try {
     await backend.open();
-    await backend.start();
-    let next = backend.clock.now();
-    const rig: Rig = {
-      bus: backend.bus,
-      now: () => backend.clock.now(),
-      // Absolute deadlines: the samples stay on the 50 Hz grid whatever each exchange took.
-      wait: async (s) => {
-        next = Math.max(next, backend.clock.now() - s) + s;
-        await backend.clock.sleepUntil(next);
-      },
-      stopped: () => stopped,
-    };
+    backend.start();
     const cal: Calibration = defaultCalibration(config, flags.serial, new Date().toISOString());
     const logs: MotorLog[] = [];
     for (const name of names) {
@@ -106,8 +95,17 @@ export async function main(argv: string[]): Promise<number> {
         console.error(`${name}: skipped, every swing touches; its figures stay the model's defaults`);
         continue;
       }
-      const log = await runMotor(rig, config, name, (line) => console.error(line), plan.excitation);
-      if (stopped) {
+      // Paced by the bus loop's cycles and logged on them, as the server's run (real-rig.ts; the loop at 50 Hz).
+      const id = config.motors.find((m) => m.name === name)!.id;
+      const paced = cycleRig(backend, 50, id, stopping.signal)!;
+      const log = await runMotor(paced.rig, config, name, (line) => console.error(line), plan.excitation)
+        .then((l) => paced.rebuild(l))
+        .catch((err: unknown) => {
+          if (isAbortError(err)) return undefined;
+          throw err;
+        })
+        .finally(() => paced.close());
+      if (!log || stopping.signal.aborted) {
         console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
         return 130;
       }

@@ -85,6 +85,17 @@ export function calibrationPose(config: RobotConfig): Record<string, number> {
   return pose;
 }
 
+/** What a joint's run does: the pose every joint is put in (raw degrees by name), and the joint's excitation. */
+export function runPlan(
+  config: RobotConfig,
+  motorName: string,
+  chosen?: Excitation,
+): { pose: Record<string, number>; ex: Excitation } {
+  const motor = config.motors.find((m) => m.name === motorName)!;
+  const pose = calibrationPose(config);
+  return { pose, ex: chosen ?? excitation(pose[motor.name]!, motor.angleLimit) };
+}
+
 /**
  * Runs `motorName`'s excitation (by default the widest; clearance.ts chooses one the twin predicts clear of
  * contacts) from the calibration pose, logging every sample.
@@ -98,8 +109,7 @@ export async function runMotor(
 ): Promise<MotorLog> {
   const motor = config.motors.find((m) => m.name === motorName)!;
   const spec = modelSpec(motor.model);
-  const pose = calibrationPose(config);
-  const ex = chosen ?? excitation(pose[motor.name]!, motor.angleLimit);
+  const { pose, ex } = runPlan(config, motorName, chosen);
   const ids = config.motors.map((m) => m.id);
   const goals = new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
   goals.set(motor.id, degToPosition(spec, ex.start));

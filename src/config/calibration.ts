@@ -113,6 +113,12 @@ export async function saveCalibration(file: string, cal: Calibration): Promise<v
   await writeFileAtomic(path.resolve(file), `${JSON.stringify(calibrationSchema.parse(cal), null, 2)}\n`);
 }
 
+/** Why a calibration run is refused on the sim backend (the CLI's refusal and the server's route say it). */
+export const SIM_RUN_REFUSAL = {
+  error: 'a calibration identifies a real robot (the twin already is its own model)',
+  emulator: 'npm run emulator -- --robot=<r> --servo-params=<file>',
+} as const;
+
 /** What the servo physics takes from one motor's calibration (src/sim/servo.ts). */
 export interface ServoParams {
   readonly offsetDeg: number;

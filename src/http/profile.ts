@@ -56,7 +56,7 @@ export const defaultProfile: Profile = {
   policy: { compliantGoto: 'reject', reportArrival: true, refuseUnreachable: true },
   jsonType: JSON_TYPE,
   etags: false,
-  status: () => 200,
+  status: (route) => route.status ?? 200,
   input: (_route, fields) => fields,
   answer: (_route, answer) => answer,
   failure: () => undefined,
@@ -131,7 +131,7 @@ export function pypotProfile(opts: PypotProfileOptions = {}): Profile {
     policy: { compliantGoto: 'keep-goal', allMotorsAlias: 'motors' },
     jsonType: 'text/html; charset=UTF-8',
     etags: true,
-    status: (route) => PYPOT_STATUS[routeKey(route)] ?? 200,
+    status: (route) => PYPOT_STATUS[routeKey(route)] ?? route.status ?? 200,
     input(route, fields) {
       const rewrite = inputs[routeKey(route)];
       return rewrite && fields !== null && typeof fields === 'object' && !Array.isArray(fields)

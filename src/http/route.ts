@@ -84,8 +84,10 @@ export interface RouteSpec {
   readonly bareBody?: z.ZodType;
   /** The tip of a 400 when the body does not fit `body`. */
   readonly tip?: string;
-  /** The 200 answer. */
+  /** The success answer. */
   readonly answer?: z.ZodType;
+  /** The success status, when not 200 (202: accepted, it goes on in the background). */
+  readonly status?: 200 | 202;
   /** The content type of an answer that is not JSON (a RawReply: the index page, PNG frames, the view's files). */
   readonly produces?: string;
   /** Examples for the OpenAPI document. */

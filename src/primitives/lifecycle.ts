@@ -140,10 +140,13 @@ export abstract class PrimitiveLifecycle {
 
   /**
    * Starts the primitive; a running (or paused) one stays as it is. Resolves once the setup has begun, after any
-   * teardown still in progress. Never rejects: failures go to lastError and the log.
+   * teardown still in progress. Failures go to lastError and the log; it rejects only while the robot is held (a
+   * calibration run, 409), and then nothing starts.
    */
   start(): Promise<void> {
     if (this.#state !== 'stopped') return this.#queue;
+    const refused = this.robot.refusal(`the start of primitive "${this.name}"`);
+    if (refused) return Promise.reject(refused);
     this.#state = 'running';
     this.#lastError = undefined;
     return this.#enqueue(() => this.#launch());

@@ -187,6 +187,8 @@ export function registerWriter(robot: Robot, m: Motor, reg: string): (value: unk
       'the servo does not accept writes to it',
     );
   return (value) => {
+    // The LED moves nothing: it stays writable while the robot is held (a calibration run).
+    if (r !== 'led') robot.assertFree(`a write of ${m.name}'s ${r}`);
     checkAnswering(m);
     return writer(robot, m, value);
   };

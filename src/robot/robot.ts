@@ -6,7 +6,7 @@
 import type { Backend } from '../core/backend.ts';
 import type { Clock } from '../core/clock.ts';
 import { AbortError, isAbortError } from '../core/clock.ts';
-import { notFound, shuttingDown } from '../core/errors.ts';
+import { type RobotError, conflict, notFound, shuttingDown } from '../core/errors.ts';
 import { type RobotConfig, expandAlias } from '../config/robot-config.ts';
 import { gainsToRawPid, modelSpec, rawPidToGains } from '../dynamixel/registers.ts';
 import { type Logger, silentLogger } from '../core/logger.ts';
@@ -24,6 +24,13 @@ export interface RobotOptions {
 /** Something that writes motor commands each control tick (gotos, the primitive manager). */
 export type TickHandler = (now: number) => void;
 
+/** One owner that drives the servos on the bus itself for a while (a calibration run): why, and how to see or end it. */
+export interface RobotHold {
+  /** The refusal's message, e.g. "a calibration run holds the robot". */
+  readonly reason: string;
+  readonly tip: string;
+}
+
 export class Robot {
   readonly config: RobotConfig;
   readonly backend: Backend;
@@ -40,6 +47,7 @@ export class Robot {
   readonly #stop = new AbortController();
   /** Aborted when the server starts shutting down: pending `wait` answers give way at once. */
   readonly #closing = new AbortController();
+  #hold: RobotHold | undefined;
 
   constructor(config: RobotConfig, backend: Backend, opts: RobotOptions = {}) {
     this.config = config;
@@ -160,10 +168,71 @@ export class Robot {
     return this.#ticks;
   }
 
+  // --- the hold ---
+
+  /**
+   * Hands the servos to one owner that drives them on the bus itself (a calibration run): until release(), every
+   * command that would move the robot is refused (409, assertFree) and the control loop writes nothing, so that the
+   * owner's writes stand. 409 when another owner holds it already.
+   */
+  hold(h: RobotHold): void {
+    this.assertFree('holding the robot');
+    this.#hold = h;
+  }
+
+  /** Who holds the robot, if anyone. */
+  get holder(): RobotHold | undefined {
+    return this.#hold;
+  }
+
+  /**
+   * 409 while the robot is held, naming `what` was refused. The one check of every command that moves the robot:
+   * gotos (Robot.goto), register writes (motor-registers.ts), primitives and replays (PrimitiveLifecycle.start, via
+   * refusal()).
+   */
+  assertFree(what: string): void {
+    const refused = this.refusal(what);
+    if (refused) throw refused;
+  }
+
+  /** The 409 of assertFree, or undefined while the robot is free (for a caller that rejects rather than throws). */
+  refusal(what: string): RobotError | undefined {
+    return this.#hold && conflict(this.#hold.reason, this.#hold.tip, `refused: ${what}`);
+  }
+
+  /**
+   * Ends the hold. `servos` says how the owner left them, and the commands are made so (goal on the present
+   * position; compliant, or stiff there), with the speed, torque limit and gains the robot had before written back
+   * (the owner changed them); without it nothing was sent meanwhile and nothing is written.
+   */
+  release(servos?: 'compliant' | 'hold'): void {
+    if (!this.#hold) return;
+    this.#hold = undefined;
+    if (!servos) return;
+    for (const m of this.motors) {
+      m.speedBeforeGoalSpeed = undefined;
+      m.set('goalPosition', m.state.presentPosition);
+      m.set('compliant', servos === 'compliant');
+      m.dirty.add('movingSpeed');
+      m.dirty.add('torqueLimit');
+      if (m.spec.control === 'pid') m.dirty.add('pid');
+      else {
+        m.dirty.add('complianceMargin');
+        m.dirty.add('complianceSlope');
+      }
+    }
+  }
+
+  /** Motors with a goto in progress. */
+  moving(): Motor[] {
+    return this.motors.filter((m) => this.#motions.isMoving(m));
+  }
+
   // --- motion ---
 
-  /** Gotos from now: see Motions.goto (validated before anything moves; 409 for a compliant motor). */
+  /** Gotos from now: see Motions.goto (validated before anything moves; 409 for a compliant motor or while held). */
   goto(targets: ReadonlyMap<Motor, number>, duration: number, opts: GotoOptions = {}): StartedGoto {
+    this.assertFree(`a goto of ${[...targets.keys()].map((m) => m.name).join(', ')}`);
     return this.#motions.goto(targets, duration, this.clock.now(), opts);
   }
 
@@ -210,6 +279,8 @@ export class Robot {
         this.logger.error(`control loop: a tick handler failed: ${(err as Error).message}`);
       }
     }
+    // Held: the owner's writes are the servos' commands; the loop only reads.
+    if (this.#hold) return;
     this.#applySafeCompliance();
     await this.#bus.writeCommands();
   }

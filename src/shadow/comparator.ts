@@ -35,7 +35,8 @@ export interface ShadowEvent {
   readonly band: number;
 }
 
-export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | DivergenceKind;
+/** 'paused': the comparison is paused (a calibration run drives the servos, pause()). */
+export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | 'paused' | DivergenceKind;
 
 export interface MotorComparison {
   readonly motor: string;
@@ -143,6 +144,7 @@ export class Comparator {
   readonly #tracks = new Map<string, MotorTrack>();
   readonly #history: ShadowEvent[] = [];
   readonly #historySize: number;
+  #paused = false;
 
   constructor(private readonly opts: ComparatorOptions) {
     this.#historySize = opts.historySize ?? 500;
@@ -179,6 +181,19 @@ export class Comparator {
     compliant: boolean,
   ): MotorComparison {
     const k = this.#tracks.get(motor)!;
+    if (this.#paused) {
+      const error = real ? real.position - twin.position : null;
+      k.lastT = t;
+      return (k.last = {
+        motor,
+        real: real ?? null,
+        twin,
+        error,
+        band: k.deadBand,
+        deadBand: k.deadBand,
+        state: 'paused',
+      });
+    }
     const dt = Number.isNaN(k.lastT) ? 0 : Math.max(0, t - k.lastT);
     k.lastT = t;
     const speed = Math.max(Math.abs(twin.speed), Math.abs(real?.speed ?? 0));
@@ -251,6 +266,30 @@ export class Comparator {
         ? 'diverging'
         : 'agree';
     return (k.last = { motor, real, twin, error, band, deadBand, state });
+  }
+
+  /**
+   * No judgement until resume(): the readings are still shown (state 'paused'), nothing is raised or cleared. For a
+   * calibration run, whose excitations the uncalibrated twin is not meant to match (docs/decisions/0067-calibration-route.md).
+   */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Judging again from scratch: no divergence, move or lag carried over the pause; an event active before stays. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    for (const k of this.#tracks.values()) {
+      k.speedEnvelope = 0;
+      k.lastT = NaN;
+      k.twinMovedAt = -Infinity;
+      k.lastGoal = undefined;
+      k.moveStart = undefined;
+      k.overSince = undefined;
+      k.inBandSince = undefined;
+      k.offlineSince = undefined;
+    }
   }
 
   /** The latest comparison of every motor. */

@@ -80,6 +80,8 @@ export class ShadowTwin {
   /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
   #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
   #closed = false;
+  /** Put back on the measured pose at the next cycle (a calibration run ended: resume()). */
+  #placeNext = false;
   /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
   readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
 
@@ -124,6 +126,18 @@ export class ShadowTwin {
     this.sim.simulation.setPose(pose);
     this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
     this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
+  }
+
+  /**
+   * A calibration run drives the servos: the twin still takes every write (it stays in step with the commands), the
+   * comparison pauses (Comparator.pause) until resume(), which puts the twin back on the measured pose first.
+   */
+  pause(): void {
+    this.comparator.pause();
+  }
+
+  resume(): void {
+    this.#placeNext = true;
   }
 
   status(): ShadowStatus {
@@ -178,12 +192,7 @@ export class ShadowTwin {
    * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle.
    */
   async #reanchor(realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
-    const pose = new Map<number, number>();
-    for (const m of this.#motors) {
-      const v = realPos?.get(m.id);
-      if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
-    }
-    await this.#place(pose);
+    await this.#place(measuredPose(this.#motors, realPos));
     this.stats.reanchored++;
   }
 
@@ -311,6 +320,11 @@ export class ShadowTwin {
     const ids = this.#motors.map((m) => m.id);
     const realPos = values.get('present_position');
     if (reanchor) await this.#reanchor(realPos);
+    const resuming = this.#placeNext;
+    if (resuming) {
+      this.#placeNext = false;
+      await this.#place(measuredPose(this.#motors, realPos));
+    }
     const torque = await sim.bus.read(ids, 'torque_enable');
     this.#follow(torque, realPos, values.get('present_speed'));
     // This cycle's own time, then its writes: a burst of cycles (a busy server) runs each in turn, never all the time
@@ -343,9 +357,23 @@ export class ShadowTwin {
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
       this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0);
     }
+    if (resuming) this.comparator.resume();
     this.stats.cycles++;
     this.stats.busyMs += performance.now() - started;
   }
+}
+
+/** The measured angles, raw degrees by id, of the motors that have one. */
+function measuredPose(
+  motors: readonly ShadowMotor[],
+  realPos: ReadonlyMap<number, RawValue> | undefined,
+): Map<number, number> {
+  const pose = new Map<number, number>();
+  for (const m of motors) {
+    const v = realPos?.get(m.id);
+    if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
+  }
+  return pose;
 }
 
 /** Readings in the user's frame, as the REST motor routes give them (m2 of an Ergo Jr at -114.81, not 114.81). */

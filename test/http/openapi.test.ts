@@ -45,6 +45,8 @@ const BEYOND_V4 = new Set([
   '/shadow/status.json',
   '/shadow/events.json',
   '/calibration.json',
+  '/calibration/run.json',
+  '/calibration/run/stop.json',
   '/healthz',
   '/readyz',
   '/ui',
@@ -194,6 +196,8 @@ async function liveGets(s: TestServer, doc: Doc): Promise<Map<string, string[]>>
     // actions (a GET that starts or stops a primitive) are checked by their own tests
     if (/\/(start|stop|pause|resume)\.json$/.test(p)) continue;
     if (p.startsWith('/sensors/code/') && !sensors.includes('marker_detector')) continue;
+    // a calibration run is 409 on the sim backend: test/calibration/route.test.ts checks its answers on the real one
+    if (p.startsWith('/calibration/run')) continue;
     let filled: string[] = [p];
     const expand = (name: string, values: (url: string) => readonly string[]) => {
       filled = filled.flatMap((u) =>

@@ -206,6 +206,7 @@ describe('the divergence comparator', () => {
     ergoJr = await loadRobotConfig('ergo-jr');
   });
   const still = (position: number, load = 0): Reading => ({ position, speed: 0, load });
+  const r0 = (c: Comparator) => c.status()[0]!;
   const make = () => {
     const seen: string[] = [];
     const c = new Comparator({ motors: ['m1'], onEvent: (e, change) => seen.push(`${change} ${e.kind}`) });
@@ -253,6 +254,26 @@ describe('the divergence comparator', () => {
     for (t = 0; t < BAND.HOLD_S + 0.1; t += 0.02) plain.c.update(t, 'm1', still(2), true, still(0), false);
     expect(plain.seen).to.deep.equal([]);
     expect(plain.c.status()[0]!.deadBand).to.equal(BAND.DEAD_BAND_DEG);
+  });
+
+  it('paused (a calibration run), judges nothing; resumed, starts afresh', () => {
+    const { c, seen } = make();
+    let t = 0;
+    // Diverging when paused: the onset is dropped, not carried over the pause.
+    for (; t < BAND.HOLD_S - 0.1; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+    c.pause();
+    for (; t < 5; t += 0.02) {
+      const r = c.update(t, 'm1', still(10), t < 2, still(0), false);
+      expect(r.state).to.equal('paused');
+    }
+    expect(r0(c)).to.include({ state: 'paused', error: 10 });
+    expect(seen).to.deep.equal([]);
+    c.resume();
+    const resumed = t;
+    for (; t < resumed + BAND.HOLD_S - 0.05; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+    expect(seen, 'a whole hold after the resume, not before').to.deep.equal([]);
+    for (; t < resumed + BAND.HOLD_S + 0.1; t += 0.02) c.update(t, 'm1', still(10), true, still(0), false);
+    expect(seen).to.deep.equal(['raised offset']);
   });
 
   it('widens the band with the speed of a moving joint', () => {

@@ -33,7 +33,10 @@ const statusAnswer = z.object({
       deadBand: z.number().meta({
         description: "the band's dead band, degrees: 3, or from the loaded calibration's fit residual",
       }),
-      state: z.enum(['agree', 'diverging', 'compliant', ...kind.options]),
+      state: z.enum(['agree', 'diverging', 'compliant', 'paused', ...kind.options]).meta({
+        description:
+          'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json)',
+      }),
     }),
   ),
   events: z.array(event).meta({ description: 'the active events' }),

@@ -12,9 +12,12 @@ import type { RobotDescription, RobotState, StreamShadow } from '../protocol.ts'
 /** How a motor's shadow state is shown: as agreeing, drifting within no event yet, or an event. */
 export type ShadowTint = 'agree' | 'diverging' | 'event';
 
-/** 'agree' and 'compliant' (the twin follows the hand) are fine; 'diverging' is on its way; the rest are events. */
+/**
+ * 'agree', 'compliant' (the twin follows the hand) and 'paused' (a calibration run, not judged) are fine; 'diverging'
+ * is on its way; the rest are events.
+ */
 export function shadowTint(state: string | undefined): ShadowTint {
-  if (state === undefined || state === 'agree' || state === 'compliant') return 'agree';
+  if (state === undefined || state === 'agree' || state === 'compliant' || state === 'paused') return 'agree';
   return state === 'diverging' ? 'diverging' : 'event';
 }
 

@@ -1,0 +1,35 @@
+/**
+ * A calibration's CPU work in a worker thread (fit-thread.ts starts it): the joints' clear swings before a run, or
+ * the two-pass fit after it (60-90 s of CPU per motor and pass), which on the server's thread would stall every
+ * request and the shadow twin's cycles. Acts on its thread at load (it reads workerData and posts to its parent):
+ * import it only as a worker's entry.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadRobotConfig } from '../config/robot-config.ts';
+import { loadUrdf } from '../urdf/parse.ts';
+import { clearExcitation } from './clearance.ts';
+import { defaultCalibration } from './defaults.ts';
+import { fitRobot } from './fit-robot.ts';
+import type { FitJob, FitMessage } from './fit-thread.ts';
+
+const job = workerData as FitJob;
+const post = (m: FitMessage) => parentPort!.postMessage(m);
+try {
+  const config = await loadRobotConfig(job.robot);
+  const urdf = await loadUrdf(config.urdfPath);
+  if (job.plan) {
+    for (const motor of job.plan) {
+      const plan = await clearExcitation(config, urdf, motor);
+      const amplitudeDeg = plan.excitation ? (plan as { amplitudeDeg: number }).amplitudeDeg : null;
+      post({ motor, swing: true, amplitudeDeg, refused: plan.refused });
+    }
+  } else {
+    await fitRobot(config, urdf, job.logs, defaultCalibration(config), {
+      budget: job.budget,
+      onFitted: (motor, { calibration, evaluations }) => post({ motor, calibration, evaluations }),
+    });
+  }
+  post({ done: true });
+} catch (err) {
+  post({ error: (err as Error)?.stack ?? String(err) });
+}

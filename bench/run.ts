@@ -123,15 +123,26 @@ if (process.argv.includes('shadow-soak')) {
 /**
  * `npm run bench -- shadow-held [ergo-jr|torso]`: shadow mode on a robot as users hold it (issue 44), half the joints
  * limp and moved by the emulator's hand, BENCH_SOAK_SECONDS long (default 600) per robot (both unless one is named).
+ * BENCH_HELD_SERVOS=<file> gives the emulator servos that are not the twin's, BENCH_HELD_CALIBRATION=<file> the twin
+ * a calibration (issue 45: the bands from a fitted calibration).
  */
 if (process.argv.includes('shadow-held')) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
   for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
-    const r = await runShadowHeld(robot, seconds);
+    const r = await runShadowHeld(robot, seconds, {
+      servoParams: process.env.BENCH_HELD_SERVOS,
+      calibration: process.env.BENCH_HELD_CALIBRATION,
+    });
     console.log(
       `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,
     );
+    console.log(
+      `  dead bands (deg): ${Object.entries(r.deadBands)
+        .map(([m, b]) => `${m} ${b}`)
+        .join(', ')}`,
+    );
+    for (const e of r.events) console.log(`  event: ${JSON.stringify(e)}`);
     for (const w of r.warnings) console.log(`  ${w}`);
   }
   process.exit(0);

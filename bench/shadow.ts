@@ -210,13 +210,28 @@ export async function runShadowSoak(robot: string, seconds: number): Promise<Soa
  * 5 % of the replies dropped: half the joints limp and moved by the emulator's hand, the others on gotos, then a
  * primitive that leaves some limp. The events raised (the goal is none) and the shadow warnings.
  */
-export async function runShadowHeld(robot: string, seconds: number): Promise<HeldSoak & { robot: string }> {
+export async function runShadowHeld(
+  robot: string,
+  seconds: number,
+  /** The emulator's servos (--servo-params) and the twin's calibration (--calibration), files. */
+  servos: { servoParams?: string; calibration?: string } = {},
+): Promise<HeldSoak & { robot: string; deadBands: Record<string, number> }> {
   const plan = [ERGO_JR_HELD, TORSO_HELD].find((p) => p.robot === robot);
   if (!plan) throw new Error(`no held plan for ${robot} (ergo-jr, torso)`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-held-'));
-  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: path.join(tmp, 'records') });
+  const rig = await startShadowRig({
+    robot,
+    faults: 'drop=0.05',
+    recordsDir: path.join(tmp, 'records'),
+    ...servos,
+  });
   try {
-    return { robot, ...(await soakHeld(rig, plan, seconds)) };
+    const soak = await soakHeld(rig, plan, seconds);
+    const status = (await rig.call('GET', '/shadow/status.json')).body as unknown as {
+      motors: { motor: string; deadBand: number }[];
+    };
+    const deadBands = Object.fromEntries(status.motors.map((m) => [m.motor, m.deadBand]));
+    return { robot, ...soak, deadBands };
   } finally {
     await rig.close();
     rmSync(tmp, { recursive: true, force: true });

@@ -88,12 +88,19 @@ export const BAND = {
   CALIBRATED_FLOOR_DEG: 1.5,
 } as const;
 
-/** Each calibrated motor's dead band (degrees), by name; a motor without a residual keeps DEAD_BAND_DEG. */
+/**
+ * Each calibrated motor's dead band (degrees), by name; a motor without a residual keeps DEAD_BAND_DEG, and so does
+ * one whose offset the calibration did not identify: the horn's offset moves where gravity and the gearbox hold a
+ * stiff joint, and a fitted calibration of the Ergo Jr with narrow bands but its offsets unknown raised 13 false
+ * events in 10 minutes of the held soak (bench/README.md, decision 0063).
+ */
 export function calibratedDeadBands(cal: Calibration): Map<string, number> {
   const bands = new Map<string, number>();
-  for (const [name, m] of Object.entries(cal.motors))
-    if (m.residualRmsDeg !== null)
-      bands.set(name, Math.max(BAND.CALIBRATED_FLOOR_DEG, BAND.RESIDUAL_FACTOR * m.residualRmsDeg));
+  for (const [name, m] of Object.entries(cal.motors)) {
+    if (m.residualRmsDeg === null) continue;
+    const floor = m.notIdentifiable.includes('offset') ? BAND.DEAD_BAND_DEG : BAND.CALIBRATED_FLOOR_DEG;
+    bands.set(name, Math.max(floor, BAND.RESIDUAL_FACTOR * m.residualRmsDeg));
+  }
   return bands;
 }
 

@@ -130,12 +130,17 @@ export async function startShadowRig(opts: {
   readonly recordsDir: string;
   /** --shadow-log: the cycle log's file. */
   readonly shadowLog?: string;
+  /** The emulator's --servo-params: servos that are not the twin's. */
+  readonly servoParams?: string;
+  /** The server's --calibration: the twin's servos. */
+  readonly calibration?: string;
 }): Promise<ShadowRig> {
   const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
     '--robot',
     robot,
     ...(opts.faults ? ['--faults', opts.faults] : []),
+    ...(opts.servoParams ? ['--servo-params', opts.servoParams] : []),
   ]);
   const logs: string[] = [];
   const logged: { line: string; at: number }[] = [];
@@ -150,6 +155,7 @@ export async function startShadowRig(opts: {
     shadow: true,
     guard: opts.guard,
     shadowLog: opts.shadowLog,
+    calibration: opts.calibration,
     recordsDir: opts.recordsDir,
     logger: {
       info: opts.infoLogs ? keep : (line) => logged.push({ line, at: performance.now() }),

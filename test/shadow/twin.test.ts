@@ -235,7 +235,7 @@ describe('the divergence comparator', () => {
     expect(c.events()[0]!.until).to.be.a('number');
   });
 
-  it("with a calibration, a motor's dead band is its fit's residual x 3, at least the floor", () => {
+  it("with a calibration, a motor's dead band is its fit's residual x 3, at least the floor (the default's without its offset)", () => {
     const cal = defaultCalibration(ergoJr);
     cal.motors.m1!.residualRmsDeg = 0.3;
     cal.motors.m2!.residualRmsDeg = 0.8;
@@ -243,6 +243,14 @@ describe('the divergence comparator', () => {
     expect(bands.get('m1')).to.equal(BAND.CALIBRATED_FLOOR_DEG);
     expect(bands.get('m2')).to.be.closeTo(2.4, 1e-9);
     expect(bands.has('m3'), 'no residual: the default band').to.equal(false);
+    // An offset not identified keeps the default band's floor (the fitted calibrations of today).
+    cal.motors.m4!.residualRmsDeg = 0.3;
+    cal.motors.m4!.notIdentifiable = ['kc', 'offset'];
+    cal.motors.m5!.residualRmsDeg = 1.2;
+    cal.motors.m5!.notIdentifiable = ['offset'];
+    const unknown = calibratedDeadBands(cal);
+    expect(unknown.get('m4')).to.equal(BAND.DEAD_BAND_DEG);
+    expect(unknown.get('m5')).to.be.closeTo(3.6, 1e-9);
     const seen: string[] = [];
     const c = new Comparator({ motors: ['m1'], deadBands: bands, onEvent: (e) => seen.push(e.kind) });
     // Two degrees off: within the default band, beyond the calibrated one.

@@ -5,3 +5,4 @@ export declare const ENTRIES: Record<string, string>;
 export declare function staleness(): string | undefined;
 export declare function build(): Promise<void>;
 export declare function buildIfStale(): Promise<void>;
+export declare function withLock<T>(fn: () => Promise<T>, lock?: string, staleMs?: number): Promise<T>;

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import process from 'node:process';
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -133,13 +134,56 @@ export async function build() {
   writeFileSync(STAMP, JSON.stringify(before));
 }
 
+/** The lock of a build in progress: a directory (mkdir is atomic), beside dist/. */
+const LOCK = path.join(ROOT, 'dist.lock');
+/** A lock older than this was left by a build that died: taken over. */
+const STALE_LOCK_MS = 5 * 60 * 1000;
+
+/** When `lock` was taken (ms since the epoch), or undefined when it is free. */
+function lockedSince(lock) {
+  try {
+    return statSync(lock).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `fn` holding `lock` (a directory path): two processes that find dist/ stale at once (two test files, two
+ * starts) build one after the other, not into the same folder together. Waits for a holder; takes over a lock older
+ * than `staleMs`.
+ */
+export async function withLock(fn, lock = LOCK, staleMs = STALE_LOCK_MS) {
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const since = lockedSince(lock);
+      if (since === undefined) continue; // released meanwhile
+      if (Date.now() - since > staleMs) rmSync(lock, { recursive: true, force: true });
+      else await sleep(100);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 /** Builds when dist/ is missing or older than src/; says why on stderr (stdout is the server's log). */
 export async function buildIfStale() {
-  const why = staleness();
-  if (!why) return;
-  const t0 = performance.now();
-  await build();
-  process.stderr.write(`poppy-twin: built dist/ (${why}) in ${Math.round(performance.now() - t0)} ms\n`);
+  if (!staleness()) return;
+  await withLock(async () => {
+    // Asked again under the lock: a build that held it may have just made dist/ fresh.
+    const why = staleness();
+    if (!why) return;
+    const t0 = performance.now();
+    await build();
+    process.stderr.write(`poppy-twin: built dist/ (${why}) in ${Math.round(performance.now() - t0)} ms\n`);
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

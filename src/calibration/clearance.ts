@@ -5,10 +5,12 @@
  * when it started.
  */
 import type { RobotConfig } from '../config/robot-config.ts';
+import { newPressingContact, pairKey } from '../sim/contacts.ts';
 import { servoModel } from '../sim/servo-models.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type Excitation, MAX_AMPLITUDE_DEG, excitation } from './excitation.ts';
+import { servoParamsAt } from './fit.ts';
 import { simulate } from './forward.ts';
 import { type MotorLog, SAMPLE, calibrationPose } from './run.ts';
 
@@ -27,8 +29,6 @@ export interface ClearExcitation {
   /** What the wider swings would have touched, widest first. */
   readonly refused: readonly (PredictedTouch & { amplitudeDeg: number })[];
 }
-
-const pairKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
 
 /** The log a run of `ex` on `motorName` would write, its readings left at 0: what the forward model replays. */
 export function plannedLog(config: RobotConfig, motorName: string, ex: Excitation): MotorLog {
@@ -56,18 +56,36 @@ export async function predictTouch(
 ): Promise<PredictedTouch | undefined> {
   const log = plannedLog(config, motorName, ex);
   const model = servoModel(modelSpec(config.motors.find((m) => m.name === motorName)!.model));
-  const defaults = { offsetDeg: 0, errorGain: model.errorGain, armature: model.armature, friction: {} };
+  const defaults = servoParamsAt(model, [0, 0, 0, 0, 0]);
   let before: Set<string> | undefined;
   let touch: PredictedTouch | undefined;
   await simulate(config, urdf, defaults, log, 0, log.t.length, (k, sim) => {
     const contacts = sim.simulation.contacts();
     // The pose's own contacts (the robot on the table, a part resting on another) are not the excitation's.
     if (!before) before = new Set(contacts.map((c) => pairKey(c.a, c.b)));
-    const hit = touch ? undefined : contacts.find((c) => c.impulse > 0 && !before!.has(pairKey(c.a, c.b)));
+    const hit = touch ? undefined : newPressingContact(contacts, before);
     if (hit) touch = { links: [hit.a, hit.b], time: Number((k * SAMPLE).toFixed(2)) };
   });
   return touch;
 }
+
+/** `motorName`'s excitation from the calibration pose, swinging at most `amplitudeDeg` each way. */
+export function swingExcitation(config: RobotConfig, motorName: string, amplitudeDeg: number): Excitation {
+  const motor = config.motors.find((m) => m.name === motorName)!;
+  return excitation(calibrationPose(config)[motorName]!, motor.angleLimit, 5, amplitudeDeg);
+}
+
+/** What a run says of a swing it narrowed: the contact the twin predicts for it. */
+export function refusedSwingLine(motor: string, r: PredictedTouch & { amplitudeDeg: number }): string {
+  return (
+    `${motor}: a swing of +-${r.amplitudeDeg} deg would bring ${r.links.join(' and ')} into contact ` +
+    `${r.time} s in (the twin's prediction)`
+  );
+}
+
+/** What a run says of a joint it skipped. */
+export const skippedSwingLine = (motor: string) =>
+  `${motor}: skipped, every swing touches; its figures stay the model's defaults`;
 
 /** The widest excitation of `motorName` the twin predicts clear; undefined when even the narrowest touches. */
 export async function clearExcitation(
@@ -75,11 +93,9 @@ export async function clearExcitation(
   urdf: UrdfRobot,
   motorName: string,
 ): Promise<ClearExcitation | { refused: ClearExcitation['refused']; excitation?: undefined }> {
-  const motor = config.motors.find((m) => m.name === motorName)!;
-  const centre = calibrationPose(config)[motorName]!;
   const refused: (PredictedTouch & { amplitudeDeg: number })[] = [];
   for (const amplitudeDeg of AMPLITUDES_DEG) {
-    const ex = excitation(centre, motor.angleLimit, 5, amplitudeDeg);
+    const ex = swingExcitation(config, motorName, amplitudeDeg);
     const touch = await predictTouch(config, urdf, motorName, ex);
     if (!touch) return { excitation: ex, amplitudeDeg, refused };
     refused.push({ ...touch, amplitudeDeg });

@@ -12,7 +12,7 @@ import { isAbortError } from '../core/clock.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
-import { clearExcitation } from './clearance.ts';
+import { clearExcitation, refusedSwingLine, skippedSwingLine } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitRobot } from './fit-robot.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
@@ -86,13 +86,9 @@ export async function main(argv: string[]): Promise<number> {
     const logs: MotorLog[] = [];
     for (const name of names) {
       const plan = await clearExcitation(config, urdf, name);
-      for (const r of plan.refused)
-        console.error(
-          `${name}: a swing of +-${r.amplitudeDeg} deg would bring ${r.links.join(' and ')} into contact ` +
-            `${r.time} s in (the twin's prediction)`,
-        );
+      for (const r of plan.refused) console.error(refusedSwingLine(name, r));
       if (!plan.excitation) {
-        console.error(`${name}: skipped, every swing touches; its figures stay the model's defaults`);
+        console.error(skippedSwingLine(name));
         continue;
       }
       // Paced by the bus loop's cycles and logged on them, as the server's run (real-rig.ts; the loop at 50 Hz).

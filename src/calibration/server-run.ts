@@ -16,9 +16,9 @@ import type { Motor } from '../robot/motor.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { MovePath } from '../robot/trajectory.ts';
 import { defaultCalibration } from './defaults.ts';
-import { excitation } from './excitation.ts';
+import { refusedSwingLine, skippedSwingLine, swingExcitation } from './clearance.ts';
 import { type FitJob, fitInWorker, planInWorker } from './fit-thread.ts';
-import { type MotorLog, type Rig, SETTLE, calibrationPose, runMotor, runPlan } from './run.ts';
+import { type MotorLog, type Rig, SETTLE, runMotor, runPlan } from './run.ts';
 
 export type RunState = 'idle' | 'running' | 'fitting' | 'done' | 'stopped' | 'failed';
 
@@ -218,18 +218,12 @@ export class CalibrationRun {
         if (i > 0) await this.#guard(name);
         if (signal.aborted) break;
         const swing = swings.get(name);
-        for (const r of swing?.refused ?? [])
-          this.#say(
-            `${name}: a swing of +-${r.amplitudeDeg} deg would bring ${r.links.join(' and ')} into contact ` +
-              `${r.time} s in (the twin's prediction)`,
-          );
+        for (const r of swing?.refused ?? []) this.#say(refusedSwingLine(name, r));
         if (swing && swing.amplitudeDeg === null) {
-          this.#say(`${name}: skipped, every swing touches; its figures stay the model's defaults`);
+          this.#say(skippedSwingLine(name));
           continue;
         }
-        const motor = config.motors.find((m) => m.name === name)!;
-        const chosen =
-          swing && excitation(calibrationPose(config)[name]!, motor.angleLimit, 5, swing.amplitudeDeg!);
+        const chosen = swing && swingExcitation(config, name, swing.amplitudeDeg!);
         this.#status = { ...this.#status, motor: name };
         moved = true;
         // A stop between samples returns what was logged (and says "run done"): the signal says it was a stop.

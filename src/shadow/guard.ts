@@ -13,6 +13,7 @@ import type { MovePath } from '../robot/trajectory.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type BusRegister, degToPosition } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
+import { newPressingContact, pairKey } from '../sim/contacts.ts';
 import type { MotorBus } from '../core/backend.ts';
 import type { ShadowTwin } from './twin.ts';
 
@@ -88,7 +89,6 @@ export function twinState(twin: ShadowTwin, motors: readonly Motor[]): GuardStat
 }
 
 const round = (v: number, digits: number) => Number(v.toFixed(digits));
-const pairKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
 
 export class MoveGuard {
   readonly #opts: GuardOptions;
@@ -180,7 +180,7 @@ export class MoveGuard {
       for (const [m, user] of path.goalsAt(Math.min(t, path.duration), from)) goals.set(m.id, m.toRaw(user));
       await sim.bus.write('goal_position', this.#counts(goals));
       await sim.advance(tick);
-      const hit = sim.simulation.contacts().find((c) => c.impulse > 0 && !before.has(pairKey(c.a, c.b)));
+      const hit = newPressingContact(sim.simulation.contacts(), before);
       if (hit)
         contact = {
           links: [hit.a, hit.b],

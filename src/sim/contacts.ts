@@ -2,6 +2,20 @@
 import type RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { Contact } from './controls.ts';
 
+/** The key of a touching pair, the same whichever link is named first. */
+export const pairKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${a}`);
+
+/**
+ * The first contact of `contacts` that presses (impulse > 0) and whose pair is not in `before` (the pairs already
+ * touching at the start of what is predicted: the robot on the table, a part resting on another).
+ */
+export function newPressingContact(
+  contacts: readonly Contact[],
+  before: ReadonlySet<string>,
+): Contact | undefined {
+  return contacts.find((c) => c.impulse > 0 && !before.has(pairKey(c.a, c.b)));
+}
+
 /** A resting contact can settle a few hundredths of a millimetre apart: still touching. */
 const TOUCHING_GAP = 1e-4;
 

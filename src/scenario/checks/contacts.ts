@@ -3,6 +3,7 @@
  * Links joined by a joint touch by construction, and so do links welded by fixed joints and the base on the table:
  * those pairs are not collisions. Pure: contacts in, check results out (tests inject contacts).
  */
+import { pairKey } from '../../sim/contacts.ts';
 import type { Contact } from '../../sim/controls.ts';
 import type { UrdfRobot } from '../../urdf/types.ts';
 import { type CheckResult, type Finding, checkResult, fmt } from '../result.ts';
@@ -39,8 +40,6 @@ export function isHit(c: Pick<Contact, 'depth' | 'impulse'>, rules: ContactRules
 }
 
 export const WORLD_SURFACES: ReadonlySet<string> = new Set(['table', 'floor']);
-
-const pairKey = (a: string, b: string): string => (a < b ? `${a}|${b}` : `${b}|${a}`);
 
 /**
  * From the URDF: links welded by fixed joints form one rigid group; groups joined by one movable joint are

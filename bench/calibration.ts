@@ -2,13 +2,16 @@
  * Calibration on the emulator: servos with seeded random true parameters (src/calibration/truth.ts), one run per
  * motor on the emulated bus at the manual clock, the fit, and the recovered-vs-true table (bench/README.md).
  * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated] [out.json]
- * With out.json, the fitted calibration is written there (bench/held-out.ts loads it).
+ * With out.json, the fitted calibration is written there (bench/held-out.ts loads it). The table's touches run after
+ * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them).
  */
 import { performance } from 'node:perf_hooks';
 import { clearExcitation } from '../src/calibration/clearance.ts';
 import { defaultCalibration } from '../src/calibration/defaults.ts';
 import { fitRobot } from '../src/calibration/fit-robot.ts';
 import { runMotor } from '../src/calibration/run.ts';
+import { fitTouches, touchFitLine } from '../src/calibration/touch-fit.ts';
+import { runTouches } from '../src/calibration/touch.ts';
 import { drawTrueParams } from '../src/calibration/truth.ts';
 import { saveCalibration } from '../src/config/calibration.ts';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
@@ -45,8 +48,24 @@ try {
       `+-${plan.amplitudeDeg} deg, robot ${logs[logs.length - 1]!.t.length * 0.02} s, run ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
   }
+  const tTouch = emulated.sim.clock.now();
+  const touchLogs =
+    process.env.BENCH_CAL_TOUCH === '0' ? [] : await runTouches(rig, config, urdf, console.log);
+  const touchRobotS = emulated.sim.clock.now() - tTouch;
   let t1 = performance.now();
+  const touched = touchLogs.length ? await fitTouches(config, urdf, touchLogs) : undefined;
+  if (touched) {
+    console.log(
+      `touches: robot ${touchRobotS.toFixed(1)} s, fit ${((performance.now() - t1) / 1000).toFixed(1)} s; ${touchFitLine(touched)}`,
+    );
+    for (const [n, o] of touched.offsets)
+      console.log(
+        `  ${n}: ${o.value.toFixed(2)} +- ${o.sigma.toFixed(2)} (true ${truth.motors[n]!.offset.value.toFixed(2)}, off by ${(o.value - truth.motors[n]!.offset.value).toFixed(2)})`,
+      );
+    t1 = performance.now();
+  }
   await fitRobot(config, urdf, logs, fitted, {
+    touched: touched?.offsets,
     passes: process.env.BENCH_CAL_PASSES === '1' ? 1 : 2,
     onFitted: (name, { calibration: c, evaluations, estimates: e }, pass) => {
       const t2 = performance.now();

@@ -18,6 +18,8 @@ import { fitRobot } from './fit-robot.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
 import { cycleRig } from './real-rig.ts';
 import { type MotorLog, runMotor } from './run.ts';
+import { fitTouches, touchFitLine } from './touch-fit.ts';
+import { runTouches } from './touch.ts';
 
 export const SIM_REFUSAL =
   `error: --backend=sim: ${SIM_RUN_REFUSAL.error}; ` +
@@ -31,6 +33,7 @@ interface Flags {
   out: string;
   onClose: 'compliant' | 'hold';
   fromLog?: string;
+  touch: boolean;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -43,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--motors <list>', 'motor names, comma separated (default: all)')
     .option('--out <file>', 'the calibration file to write', 'calibration.json')
     .option('--from-log <file>', "fit from shadow mode's cycle log (--shadow-log) instead of a run")
+    .option('--no-touch', "skip the table's touches (the offsets are then left to the approaches)")
     .addOption(
       new Option('--on-close <state>', 'servos when the run ends or is stopped')
         .choices(['compliant', 'hold'])
@@ -107,9 +111,27 @@ export async function main(argv: string[]): Promise<number> {
       }
       logs.push(log);
     }
+    const touchRig = cycleRig(backend, 50, config.motors[0]!.id, stopping.signal)!;
+    const touches = await (
+      flags.touch
+        ? runTouches(touchRig.rig, config, urdf, (line) => console.error(line))
+        : Promise.resolve([])
+    )
+      .catch((err: unknown) => {
+        if (isAbortError(err)) return undefined;
+        throw err;
+      })
+      .finally(() => touchRig.close());
+    if (!touches || stopping.signal.aborted) {
+      console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
+      return 130;
+    }
     // The robot's part is done: its servos are left as --on-close says while the fit runs.
     await backend.close();
+    const touched = touches.length ? await fitTouches(config, urdf, touches) : undefined;
+    if (touched) console.error(touchFitLine(touched));
     await fitRobot(config, urdf, logs, cal, {
+      touched: touched?.offsets,
       onFitted: (name, { calibration: c, evaluations }, pass) =>
         console.error(
           `${name} (fit, pass ${pass}): offset ${c.offset.value} deg, residual ${c.residualRmsDeg} deg RMS, ` +

@@ -4,11 +4,12 @@
  * under its swing as their own servos do; with their models instead it moved the Ergo Jr m3's armature 19-23 % off
  * (seed 2: 0.1 % with the others' true servos), so the second pass gives it the best it knows of them (decision 0065).
  */
-import { type Calibration, servoParamsOf } from '../config/calibration.ts';
+import { type Calibration, type ServoParams, servoParamsOf } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { servoModel } from '../sim/servo-models.ts';
+import { defaultCalibration } from './defaults.ts';
 import { type FitResult, MAX_RELATIVE_SIGMA, fitMotor, keptEstimate, round } from './fit.ts';
 import type { MotorLog } from './run.ts';
 
@@ -16,6 +17,8 @@ export interface FitRobotOptions {
   /** 2 (default): a second pass with the others' first-pass figures; 1: each motor alone. */
   readonly passes?: 1 | 2;
   readonly budget?: Parameters<typeof fitMotor>[3];
+  /** Offsets the table's touches found (touch.ts, by motor name): held in the fits, and the others' in the twin. */
+  readonly touched?: ReadonlyMap<string, { value: number; sigma: number }>;
   /** After each motor's fit, with its pass. */
   readonly onFitted?: (motor: string, result: FitResult, pass: number) => void;
 }
@@ -32,10 +35,10 @@ export async function fitRobot(
   const passes = logs.length > 1 ? (opts.passes ?? 2) : 1;
   for (let pass = 1; pass <= passes; pass++) {
     // The second pass's view of the others is the first pass's file: what the twin would load.
-    const known = pass === 1 ? undefined : servoParamsOf(into);
+    const known = pass === 1 ? touchedParams(config, opts.touched) : servoParamsOf(into);
     for (const log of logs) {
       const others = known && new Map([...known].filter(([id]) => id !== log.id));
-      const fitted = await fitMotor(config, urdf, log, opts.budget, others);
+      const fitted = await fitMotor(config, urdf, log, opts.budget, others, opts.touched?.get(log.motor));
       const first = results.get(log.motor);
       const result = first ? widened(fitted, first, config, log.motor) : fitted;
       results.set(log.motor, result);
@@ -44,6 +47,20 @@ export async function fitRobot(
     for (const [motor, result] of results) into.motors[motor] = result.calibration;
   }
   return results;
+}
+
+/** The servos' models with the touched offsets: the first pass's view of the joints that hold the pose. */
+function touchedParams(
+  config: RobotConfig,
+  touched: FitRobotOptions['touched'],
+): Map<number, ServoParams> | undefined {
+  if (!touched?.size) return undefined;
+  const params = servoParamsOf(defaultCalibration(config));
+  for (const m of config.motors) {
+    const offset = touched.get(m.name);
+    if (offset) params.set(m.id, { ...params.get(m.id)!, offsetDeg: offset.value });
+  }
+  return params;
 }
 
 /** The figures the second pass sets, by their index in the fit's unknowns (keptEstimate's). */

@@ -52,6 +52,8 @@ export async function fitMotor(
   budget = { dynamics: 50, offset: 15, all: 30 },
   /** The other servos as a first pass fitted them (fitRobot's second pass); absent: their models. */
   others?: ReadonlyMap<number, ServoParams>,
+  /** The offset the table's touches found (touch.ts): held there, the approaches not fitted. */
+  touched?: { value: number; sigma: number },
 ): Promise<FitResult> {
   const motor = config.motors.find((m) => m.name === log.motor)!;
   const spec = modelSpec(motor.model);
@@ -90,23 +92,32 @@ export async function fitMotor(
     return mids(sim, from).map((v, i) => v - logged[i]!);
   };
   const midCost = async (y: readonly number[]) => (await midResiduals(y)).reduce((a, v) => a + v * v, 0);
-  let best = Infinity;
-  for (let o = -6; o <= 6; o += 1.5) {
-    const c = await midCost([o, ...x.slice(1)]);
-    if (c < best) [best, x] = [c, [o, ...x.slice(1)]];
+  let offsetSd: number;
+  if (touched) {
+    x = [touched.value, ...x.slice(1)];
+    offsetSd = touched.sigma;
+  } else {
+    let best = Infinity;
+    for (let o = -6; o <= 6; o += 1.5) {
+      const c = await midCost([o, ...x.slice(1)]);
+      if (c < best) [best, x] = [c, [o, ...x.slice(1)]];
+    }
+    x = await nelderMead(midCost, x, [0.75, 0.05, 0, 0, 0], budget.offset);
+    offsetSd = await offsetSigma(midResiduals, x, positionResolution(spec));
   }
-  x = await nelderMead(midCost, x, [0.75, 0.05, 0, 0, 0], budget.offset);
-  const offsetSd = await offsetSigma(midResiduals, x, positionResolution(spec));
   // An offset the approaches do not pin is reported as 0 (keptEstimate): the others are fitted with that 0, so the
-  // file's figures agree with each other, and their sigmas carry the prior's offset range (uncertainty()).
+  // file's figures agree with each other, and their sigmas carry the prior's offset range (uncertainty()). A touched
+  // offset is kept while its sigma is under the prior's: the table placed it better than no figure.
   const foundOffset = x[0]!;
-  if (!(offsetSd <= MAX_OFFSET_SIGMA_DEG)) x = [0, ...x.slice(1)];
+  const keepOffset =
+    offsetSd <= MAX_OFFSET_SIGMA_DEG || (touched !== undefined && offsetSd < PRIOR_OFFSET_SIGMA_DEG);
+  if (!keepOffset) x = [0, ...x.slice(1)];
   x = await nelderMead(cost(), x, [0, 0.05, 0.15, 0.2, 0.1], budget.all);
   const polished = await polish(residuals, x, FREE);
   x = polished.x;
   const r0 = polished.r;
   const rms = Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length);
-  const heldSd = offsetSd <= MAX_OFFSET_SIGMA_DEG ? offsetSd : PRIOR_OFFSET_SIGMA_DEG;
+  const heldSd = keepOffset ? offsetSd : PRIOR_OFFSET_SIGMA_DEG;
   const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), heldSd);
   // Not yet at the optimum: the step still proposed is an error of the figure the sigma must cover.
   for (const i of FREE) sigmas[i] = Math.max(sigmas[i]!, Math.abs(polished.lastStep[i]!));
@@ -121,6 +132,8 @@ export async function fitMotor(
     const ok = i === 0 ? sigmas[0]! <= MAX_OFFSET_SIGMA_DEG : sigmas[i]! <= MAX_RELATIVE_SIGMA;
     if (ok && Number.isFinite(sigma)) return { value: round(values[i]!), sigma: round(sigma) };
     notIdentifiable.push(NAMES[i]!);
+    if (i === 0 && keepOffset && Number.isFinite(sigma))
+      return { value: round(values[0]!), sigma: round(sigma) };
     return keptEstimate(i, values[i]!, sigmas[i]!, defaults[i]!);
   };
   const offset = est(0);

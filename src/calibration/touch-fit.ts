@@ -1,0 +1,242 @@
+/**
+ * The offsets from the table's touches (touch.ts; decision 0068): least squares on the gaps between each touch's link
+ * and the table at the touch's readings less the offsets, geometry alone (src/sim/table-gap.ts), with each press's
+ * sink as an error its readings share.
+ */
+import type { RobotConfig } from '../config/robot-config.ts';
+import { type TableGeometry, tableGeometry } from '../sim/table-gap.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import { PRIOR_OFFSET_SIGMA_DEG } from './fit.ts';
+import { invert } from './least-squares.ts';
+import type { TouchLog } from './touch.ts';
+
+const DEG = Math.PI / 180;
+
+export interface TouchFit {
+  /** Offsets found (degrees, by motor name) with their sigma; those the touches do not pin are absent. */
+  readonly offsets: ReadonlyMap<string, { value: number; sigma: number }>;
+  /** Motors whose offset moves no touching link's height (a yaw, the head): not identifiable by touch. */
+  readonly unseen: readonly string[];
+  /** How far the table's top sat above the config's (mm): the robot's mounting, and the press's small sink. */
+  readonly liftMm: number;
+  /** RMS of the fitted contacts' gaps (mm). */
+  readonly residualMm: number;
+  /**
+   * Why the offsets were not taken: the touches disagree beyond what a press's sink explains (another link met the
+   * table, or the table is not where the config says): `offsets` is then empty.
+   */
+  readonly rejected?: string;
+}
+
+/** A column of the contacts' Jacobian smaller than this (m per degree) moves no touch: that offset is unseen. */
+const UNSEEN_M_PER_DEG = 2e-5;
+/** Equations kept per touch, evenly spaced over its distinct readings (a slide gives hundreds). */
+const PER_TOUCH = 60;
+
+/** One equation: the link on the table at these readings, in the touch of that index. */
+type Contact = {
+  readonly link: string;
+  readonly readings: Readonly<Record<string, number>>;
+  readonly touch: number;
+};
+
+/**
+ * The offsets (and the table's lift) that put each touch's link on the table: least squares on the gaps over every
+ * distinct set of readings. A touch sinks into the table by its own press, so its readings share an error their
+ * counts do not show: the sigmas count it (touchSigmas).
+ */
+export async function fitTouches(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  logs: readonly TouchLog[],
+  geometry?: TableGeometry,
+): Promise<TouchFit> {
+  const table = config.world.table;
+  if (!table) throw new Error(`${config.name}: no table in its world to touch`);
+  const geo = geometry ?? (await tableGeometry(urdf, table));
+  const names = config.motors.map((m) => m.name);
+  // One equation per distinct set of readings: a joint at rest repeats its count, which says nothing new.
+  const touches: Contact[][] = logs
+    .filter((log) => log.samples.length > 0)
+    .map((log, touch) => {
+      const distinct = [...new Map(log.samples.map((s) => [JSON.stringify(s), s])).values()];
+      const every = Math.max(1, distinct.length / PER_TOUCH);
+      const kept: Contact[] = [];
+      for (let i = 0; i < distinct.length; i += every)
+        kept.push({ link: log.link, readings: distinct[Math.floor(i)]!, touch });
+      return kept;
+    });
+  const all = touches.flat();
+  const probe = new Array<number>(names.length + 1).fill(0);
+  const J0 = columnsAt(geo, names, all, probe, 0.5);
+  const seen = J0.map((col, i) => i >= names.length || col.some((v) => Math.abs(v) > UNSEEN_M_PER_DEG));
+  const free = probe.map((_, i) => i).filter((i) => seen[i]);
+  const unseen = names.filter((_, i) => !seen[i]);
+  if (touches.length <= free.length)
+    return {
+      offsets: new Map(),
+      unseen,
+      liftMm: 0,
+      residualMm: NaN,
+      rejected: `${touches.length} touches pressed, too few for the ${free.length - 1} offsets they see and the table's height`,
+    };
+  const x = gaussNewton(geo, names, all, free, probe);
+  const r = all.map((c) => gapAt(geo, names, c, x));
+  const J = columnsAt(geo, names, all, x, 0.2);
+  const sigmas = touchSigmas(J, r, all, free, touches.length, priorWeights(names, free));
+  const offsets = new Map<string, { value: number; sigma: number }>();
+  free.forEach((i, k) => {
+    if (i < names.length) offsets.set(names[i]!, { value: x[i]!, sigma: sigmas[k]! });
+  });
+  const residualMm = 1000 * Math.sqrt(r.reduce((s, v) => s + v * v, 0) / Math.max(1, r.length));
+  if (residualMm > MAX_RESIDUAL_SINKS * SINK_SIGMA_M * 1000)
+    return {
+      offsets: new Map(),
+      unseen,
+      liftMm: x[names.length]!,
+      residualMm,
+      rejected: `the touches disagree (gaps ${residualMm.toFixed(2)} mm RMS where a press sinks ${(SINK_SIGMA_M * 1000).toFixed(2)}): another link met the table, or the table is not where the robot's config says`,
+    };
+  return {
+    offsets,
+    unseen,
+    liftMm: x[names.length]!,
+    residualMm,
+  };
+}
+
+/**
+ * How far a press sinks its link into the table, one sigma (m): up to a millimetre, uniform (the physics' allowed
+ * penetration; on a robot a table's give and the gearboxes' backlash), shared by every reading of that touch.
+ */
+const SINK_SIGMA_M = 0.001 / Math.sqrt(12);
+
+/**
+ * What is known before the touches, as weights beside the squared gaps (m^2 per unit^2): an offset within +-5 degrees
+ * (PRIOR_OFFSET_SIGMA_DEG), the table's top within 3 mm of the config's. They keep a fit that the touches leave loose
+ * from wandering off (a Torso fit went 12 mm into the table without them) and bound the sigmas by the prior's.
+ */
+function priorWeights(names: readonly string[], free: readonly number[]): number[] {
+  return free.map((i) => (SINK_SIGMA_M / (i < names.length ? PRIOR_OFFSET_SIGMA_DEG : LIFT_PRIOR_MM)) ** 2);
+}
+const LIFT_PRIOR_MM = 3;
+/** A fit whose gaps are further off than this many sinks' sigmas is not one geometry: its offsets are not taken. */
+const MAX_RESIDUAL_SINKS = 2.5;
+
+/**
+ * The unknowns' sigmas (degrees, or mm for the lift) with each touch's sink as an error shared by its readings:
+ * (J^T J)^-1 (sum_t s^2 J_t^T 1 1^T J_t) (J^T J)^-1, s the larger of SINK_SIGMA_M and what the touches' mean gaps
+ * left (over the touches less the unknowns). The readings' own counts are left out: a slide averages them away.
+ */
+function touchSigmas(
+  J: readonly number[][],
+  r: readonly number[],
+  eqs: readonly Contact[],
+  free: readonly number[],
+  touches: number,
+  w: readonly number[],
+): number[] {
+  const A = free.map((i, a) =>
+    free.map((j, b) => J[i]!.reduce((s, v, k) => s + v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
+  );
+  const inv = invert(A);
+  if (!inv) return free.map(() => Infinity);
+  // Per touch: the sum of its rows (J_t^T 1) and its mean gap.
+  const sums = Array.from({ length: touches }, () => free.map(() => 0));
+  const means = new Array<number>(touches).fill(0);
+  const counts = new Array<number>(touches).fill(0);
+  eqs.forEach((c, k) => {
+    free.forEach((i, m) => (sums[c.touch]![m]! += J[i]![k]!));
+    means[c.touch]! += r[k]!;
+    counts[c.touch]!++;
+  });
+  const left = means.reduce((s, v, t) => s + (v / counts[t]!) ** 2, 0) / Math.max(1, touches - free.length);
+  const s2 = Math.max(SINK_SIGMA_M ** 2, left);
+  // The prior's rows are observations too, each with the sink's sigma as its unit.
+  const meat = free.map((_, a) =>
+    free.map(
+      (_, b) =>
+        sums.reduce((s, row) => s + row[a]! * row[b]!, 0) * s2 + (a === b ? w[a]! * SINK_SIGMA_M ** 2 : 0),
+    ),
+  );
+  return free.map((_, a) => {
+    let v = 0;
+    for (let k = 0; k < free.length; k++)
+      for (let l = 0; l < free.length; l++) v += inv[a]![k]! * meat[k]![l]! * inv[l]![a]!;
+    return Math.sqrt(Math.max(0, v));
+  });
+}
+
+/** The gap of a contact's link with offsets x (degrees by motor index) and the lift x[names.length] (mm). */
+function gapAt(geo: TableGeometry, names: readonly string[], c: Contact, x: readonly number[]): number {
+  const angles = new Map(names.map((n, i) => [n, (c.readings[n]! - x[i]!) * DEG]));
+  const gap = geo.gap(c.link, angles, x[names.length]! / 1000);
+  return Number.isFinite(gap) ? gap : 0.5;
+}
+
+/** d gap / d x_i for every unknown, by central differences of h. */
+function columnsAt(
+  geo: TableGeometry,
+  names: readonly string[],
+  eqs: readonly Contact[],
+  x: readonly number[],
+  h: number,
+): number[][] {
+  return x.map((_, i) => {
+    const up = [...x];
+    const down = [...x];
+    up[i]! += h;
+    down[i]! -= h;
+    return eqs.map((c) => (gapAt(geo, names, c, up) - gapAt(geo, names, c, down)) / (2 * h));
+  });
+}
+
+/**
+ * Levenberg-Marquardt over the `free` unknowns, steps of at most 2 degrees (or mm): far off, the gaps are not
+ * linear, and a step that does not lower the squared gaps is damped until it does.
+ */
+function gaussNewton(
+  geo: TableGeometry,
+  names: readonly string[],
+  eqs: readonly Contact[],
+  free: readonly number[],
+  x0: readonly number[],
+): number[] {
+  let x = [...x0];
+  const w = priorWeights(names, free);
+  const cost = (y: readonly number[]) =>
+    eqs.reduce((s, c) => s + gapAt(geo, names, c, y) ** 2, 0) +
+    free.reduce((s, i, k) => s + w[k]! * y[i]! ** 2, 0);
+  let current = cost(x);
+  for (let it = 0; it < 20; it++) {
+    const J = columnsAt(geo, names, eqs, x, 0.2);
+    const r = eqs.map((c) => gapAt(geo, names, c, x));
+    const A = free.map((i, a) =>
+      free.map((j, b) => J[i]!.reduce((s, v, k) => s + v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
+    );
+    const g = free.map((i, a) => J[i]!.reduce((s, v, k) => s + v * r[k]!, 0) + w[a]! * x[i]!);
+    let moved = 0;
+    for (const lambda of [0, 1e-3, 1e-2, 1e-1, 1, 10]) {
+      const inv = invert(A.map((row, i) => row.map((v, j) => (i === j ? v * (1 + lambda) : v))));
+      if (!inv) continue;
+      const step = inv.map((row) => Math.max(-2, Math.min(2, -row.reduce((s, v, k) => s + v * g[k]!, 0))));
+      const y = [...x];
+      free.forEach((i, k) => (y[i]! += step[k]!));
+      const c = cost(y);
+      if (c < current) {
+        [x, current, moved] = [y, c, Math.max(...step.map(Math.abs))];
+        break;
+      }
+    }
+    if (moved < 1e-3) break;
+  }
+  return x;
+}
+
+/** The fit's line for the CLI and the route: each offset with its sigma, and those no touch could see. */
+export function touchFitLine(fit: TouchFit): string {
+  if (fit.rejected) return `offsets from the table: not taken, ${fit.rejected}`;
+  const found = [...fit.offsets].map(([n, o]) => `${n} ${o.value.toFixed(2)} +- ${o.sigma.toFixed(2)}`);
+  const unseen = fit.unseen.length ? `; not identifiable by touch: ${fit.unseen.join(', ')}` : '';
+  return `offsets from the table (deg): ${found.join(', ')}; residual ${fit.residualMm.toFixed(2)} mm${unseen}`;
+}

@@ -1,0 +1,328 @@
+/**
+ * Offsets from touches of the table (issue 45; decision 0068): a joint lowers the arm slowly onto the table at a low
+ * torque limit and stalls there; every joint's reading is logged while it presses. Where the link rests is geometry
+ * alone: the readings less the offsets, through the URDF, put it on the table's top. So the offsets (and how far the
+ * top sits from the config's) are the least-squares fit of those contacts, whatever the servos' friction or gain.
+ */
+import type { MotorBus } from '../core/backend.ts';
+import type { RobotConfig } from '../config/robot-config.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
+import { SimBackend } from '../sim/backend.ts';
+import { pairKey } from '../sim/contacts.ts';
+import type { UrdfRobot } from '../urdf/types.ts';
+import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
+
+const DEG = Math.PI / 180;
+
+/** A touch: `motor` turns toward `direction` from the calibration pose, changed by `pose` (raw degrees). */
+export interface TouchSpec {
+  readonly motor: string;
+  readonly direction: 1 | -1;
+  readonly pose?: Readonly<Record<string, number>>;
+  /** While it presses, another joint turns by this much (degrees): the link slides on the table. */
+  readonly slide?: { readonly motor: string; readonly by: number };
+}
+
+/**
+ * Each robot's touches (raw degrees, the URDF's joint frame), chosen so that each joint whose offset moves a link's
+ * height is the one pressing in one of them and sets the lever of another: the Ergo Jr's tip from several elbows and
+ * wrists, the Torso's forearms from the shoulders, elbows and bust. A yaw about the vertical (m1, abs_z) and the head
+ * never change a height over the table: their offsets are said not identifiable.
+ */
+export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
+  'ergo-jr': [
+    { motor: 'm2', direction: -1, slide: { motor: 'm3', by: 30 } },
+    { motor: 'm2', direction: -1, pose: { m3: 30, m4: 45, m6: -40 }, slide: { motor: 'm5', by: 40 } },
+    { motor: 'm2', direction: -1, pose: { m3: -30, m6: -40 }, slide: { motor: 'm6', by: 60 } },
+    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m6: 40 }, slide: { motor: 'm4', by: -60 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 45, m5: -40 }, slide: { motor: 'm5', by: 40 } },
+    { motor: 'm3', direction: -1, pose: { m2: -15, m5: 20 }, slide: { motor: 'm2', by: 15 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 45, m5: -20, m6: 40 } },
+    { motor: 'm2', direction: -1, pose: { m3: -15, m4: 45, m5: 40, m6: 40 } },
+    { motor: 'm2', direction: -1, pose: { m3: -30, m4: 90, m6: 40 } },
+    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m5: 20, m6: 40 } },
+    { motor: 'm2', direction: -1, pose: { m3: 30, m4: 90, m5: -40, m6: -40 } },
+    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m6: 40 } },
+  ],
+  torso: [
+    { motor: 'l_shoulder_y', direction: 1 },
+    { motor: 'bust_y', direction: -1, pose: { l_shoulder_y: 60 } },
+    { motor: 'l_elbow_y', direction: 1, pose: { bust_x: 15, l_shoulder_y: 120 } },
+    { motor: 'l_shoulder_x', direction: -1, pose: { bust_y: -15, l_arm_z: 45 } },
+    { motor: 'bust_y', direction: -1 },
+    { motor: 'l_arm_z', direction: 1, pose: { bust_y: -15, bust_x: 15, l_elbow_y: -45, l_shoulder_y: 120 } },
+    { motor: 'bust_x', direction: 1, pose: { bust_y: -15 } },
+    { motor: 'bust_y', direction: -1, pose: { bust_x: 15, l_elbow_y: -45 } },
+    {
+      motor: 'bust_y',
+      direction: -1,
+      pose: { bust_x: -15, l_shoulder_x: 90, l_elbow_y: -45, l_shoulder_y: 60 },
+    },
+    { motor: 'l_elbow_y', direction: 1, pose: { bust_y: -15, bust_x: 15, l_arm_z: 45 } },
+    {
+      motor: 'l_elbow_y',
+      direction: 1,
+      pose: { bust_y: -15, bust_x: 15, l_shoulder_x: 90, l_shoulder_y: 60 },
+    },
+    { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, bust_x: 15, r_arm_z: -45, r_shoulder_y: -60 } },
+    {
+      motor: 'r_elbow_y',
+      direction: -1,
+      pose: { bust_y: -15, r_shoulder_x: -90, r_arm_z: -45, r_shoulder_y: -60 },
+    },
+    { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, r_shoulder_x: -50, r_shoulder_y: -120 } },
+    { motor: 'r_elbow_y', direction: -1, pose: { bust_x: -15, r_shoulder_y: -120 } },
+    {
+      motor: 'r_elbow_y',
+      direction: -1,
+      pose: { bust_y: -15, bust_x: -15, r_arm_z: -45, r_shoulder_y: -120 },
+    },
+    { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -90, r_arm_z: -45 } },
+    { motor: 'r_elbow_y', direction: -1, pose: { bust_x: 15, r_arm_z: 45 } },
+    {
+      motor: 'r_arm_z',
+      direction: -1,
+      pose: { bust_y: -15, r_shoulder_x: -50, r_elbow_y: 45, r_shoulder_y: -60 },
+    },
+    {
+      motor: 'r_shoulder_x',
+      direction: -1,
+      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120 },
+    },
+    { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -50, r_shoulder_y: -120 } },
+    {
+      motor: 'r_arm_z',
+      direction: -1,
+      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120 },
+    },
+    { motor: 'r_shoulder_y', direction: -1 },
+  ],
+  humanoid: [],
+};
+
+/**
+ * The holding joints' P during the touches: the runs' 32 for the XL-320 (the Ergo Jr's light arm; at 128 its offsets
+ * came out twice as far off), 128 for the MX (the Torso's arms fold under a press at 32 and the press reads nothing).
+ */
+const touchP = (model: string) => (model === 'XL-320' ? 32 : 128);
+/** The pressing joint's torque limit (register value of 1023): gentle on a table and a 3D-printed arm. */
+export const TOUCH_TORQUE_LIMIT = 300;
+/** The pressing joint starts this far before the contact the twin predicts and is driven as far past it (degrees). */
+const APPROACH_DEG = 12;
+const OVERSHOOT_DEG = 12;
+/** Degrees per second of the approach: slow enough that the arm meets the table without a knock. */
+const RATE_DEG_S = 12;
+/** Seconds to reach the touch's pose; then the press is held and the last READ_S of it read. */
+const MOVE_S = 1;
+const HOLD_S = 0.6;
+const READ_S = 0.3;
+/** A joint short of its goal by this much at the end of the press met the table (degrees). */
+const STALL_DEG = 3;
+/** Degrees per second a joint slides the pressing link along the table. */
+const SLIDE_DEG_S = 6;
+
+export interface TouchPlan {
+  readonly motor: string;
+  readonly id: number;
+  readonly direction: 1 | -1;
+  /** Every joint's goal while it presses (raw degrees), the pressing joint's its start. */
+  readonly pose: Readonly<Record<string, number>>;
+  readonly start: number;
+  readonly target: number;
+  /** Where the twin met the table (the pressing joint's reading, raw degrees) and with which link. */
+  readonly predicted: number;
+  readonly link: string;
+  readonly slide?: TouchSpec['slide'];
+}
+
+export interface TouchLog {
+  readonly motor: string;
+  readonly link: string;
+  /**
+   * Every joint's readings (raw degrees, by name) while the pressing joint stayed STALL_DEG or more short of its goal
+   * (it met the table): at the press's end and along the slide, one per sample.
+   */
+  readonly samples: readonly Readonly<Record<string, number>>[];
+  /** Samples read in all, pressing or not. */
+  readonly read: number;
+}
+
+/** The links a joint carries (its child and everything beyond). */
+function carried(urdf: UrdfRobot, motor: string): string[] {
+  const joint = urdf.joints.find((j) => j.name === motor);
+  if (!joint) return [];
+  const out = [joint.child];
+  for (let i = 0; i < out.length; i++)
+    for (const j of urdf.joints) if (j.parent === out[i]) out.push(j.child);
+  return out;
+}
+
+/**
+ * The touch planned on the twin (the servos' models, no offsets): the pressing joint turned from the touch's pose at
+ * RATE_DEG_S until one of its links presses on the table. Undefined, with the reason, when it never does within the
+ * joint's limits or something else is met first (two links, or a link that was already touching).
+ */
+export async function planTouch(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  spec: TouchSpec,
+): Promise<TouchPlan | { refused: string }> {
+  const motor = config.motors.find((m) => m.name === spec.motor)!;
+  const pose = { ...calibrationPose(config), ...spec.pose };
+  const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false });
+  await sim.open();
+  try {
+    const ids = config.motors.map((m) => m.id);
+    sim.simulation.setPose(new Map(config.motors.map((m) => [m.id, pose[m.name]!])));
+    await touchGains(sim.bus, config);
+    await sim.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
+    await sim.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+    await sim.bus.write('goal_position', goalsOf(config, pose));
+    await sim.advance(MOVE_S);
+    const before = new Set(sim.simulation.contacts().map((c) => pairKey(c.a, c.b)));
+    await sim.bus.write('torque_limit', new Map([[motor.id, TOUCH_TORQUE_LIMIT]]));
+    const limit = spec.direction > 0 ? motor.angleLimit[1] : motor.angleLimit[0];
+    const spec0 = modelSpec(motor.model);
+    const links = new Set(carried(urdf, motor.name));
+    for (let goal = pose[motor.name]!; (limit - goal) * spec.direction > 0;) {
+      goal += spec.direction * RATE_DEG_S * SAMPLE;
+      await sim.bus.write('goal_position', new Map([[motor.id, degToPosition(spec0, goal)]]));
+      await sim.advance(SAMPLE);
+      const hit = sim.simulation.contacts().find((c) => c.impulse > 0 && !before.has(pairKey(c.a, c.b)));
+      if (!hit) continue;
+      const link = hit.a === 'table' ? hit.b : hit.a;
+      if ((hit.a !== 'table' && hit.b !== 'table') || !links.has(link))
+        return { refused: `${motor.name} would bring ${hit.a} onto ${hit.b} before the table` };
+      const predicted = sim.jointAngles().get(motor.name)! / DEG;
+      const clamp = (v: number) => Math.min(motor.angleLimit[1], Math.max(motor.angleLimit[0], v));
+      const start = clamp(predicted - spec.direction * APPROACH_DEG);
+      // Not past the touch's own pose: the approach starts where the pose was clear of the table.
+      const from = (start - pose[motor.name]!) * spec.direction < 0 ? pose[motor.name]! : start;
+      const plan: TouchPlan = {
+        motor: motor.name,
+        id: motor.id,
+        direction: spec.direction,
+        pose: { ...pose, [motor.name]: from },
+        start: from,
+        target: clamp(predicted + spec.direction * OVERSHOOT_DEG),
+        predicted,
+        link,
+        slide: spec.slide,
+      };
+      return (await pressesOnTwin(config, urdf, plan))
+        ? plan
+        : { refused: `${motor.name} would not press there` };
+    }
+    return { refused: `${motor.name} meets nothing within its limits from that pose` };
+  } finally {
+    await sim.close();
+  }
+}
+
+/**
+ * The whole touch run on the twin presses: at least half of its readings find the joint held short of its goal
+ * (where the joints that hold the pose give way under the press instead, the readings say nothing of a contact).
+ */
+async function pressesOnTwin(config: RobotConfig, urdf: UrdfRobot, plan: TouchPlan): Promise<boolean> {
+  const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false });
+  await sim.open();
+  try {
+    sim.simulation.setPose(new Map(config.motors.map((m) => [m.id, calibrationPose(config)[m.name]!])));
+    const log = await runTouch(
+      { bus: sim.bus, now: () => sim.clock.now(), wait: (s) => sim.advance(s) },
+      config,
+      plan,
+    );
+    return log.samples.length >= log.read / 2;
+  } finally {
+    await sim.close();
+  }
+}
+
+/** The run's gains with the holding joints' P of touchP: the joints that hold the pose give less under the press. */
+async function touchGains(bus: MotorBus, config: RobotConfig): Promise<void> {
+  await runGains(bus, config);
+  const pid = config.motors.filter((m) => modelSpec(m.model).control === 'pid');
+  if (pid.length) await bus.write('pid', new Map(pid.map((m) => [m.id, [0, 0, touchP(m.model)]])));
+}
+
+function goalsOf(config: RobotConfig, pose: Readonly<Record<string, number>>): Map<number, number> {
+  return new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
+}
+
+/** Runs a planned touch on the rig: the pose, the slow press, every joint read while it holds. */
+export async function runTouch(rig: Rig, config: RobotConfig, plan: TouchPlan): Promise<TouchLog> {
+  const ids = config.motors.map((m) => m.id);
+  const spec = modelSpec(config.motors.find((m) => m.id === plan.id)!.model);
+  await touchGains(rig.bus, config);
+  await rig.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
+  await rig.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+  await rig.bus.write('goal_position', goalsOf(config, plan.pose));
+  await rig.wait(MOVE_S);
+  await rig.bus.write('torque_limit', new Map([[plan.id, TOUCH_TORQUE_LIMIT]]));
+  const steps = Math.ceil(Math.abs(plan.target - plan.start) / (RATE_DEG_S * SAMPLE));
+  for (let k = 1; k <= steps && !rig.stopped?.(); k++) {
+    const goal = plan.start + ((plan.target - plan.start) * k) / steps;
+    await rig.bus.write('goal_position', new Map([[plan.id, degToPosition(spec, goal)]]));
+    await rig.wait(SAMPLE);
+  }
+  await rig.wait(HOLD_S - READ_S);
+  const samples: Record<string, number>[] = [];
+  let read = 0;
+  const sample = async () => {
+    const values = await rig.bus.read(ids, 'present_position');
+    const at = Object.fromEntries(
+      config.motors.map((m) => [m.name, positionToDeg(modelSpec(m.model), values.get(m.id) as number)]),
+    );
+    read++;
+    if ((plan.target - at[plan.motor]!) * plan.direction >= STALL_DEG) samples.push(at);
+    await rig.wait(SAMPLE);
+  };
+  for (let k = Math.round(READ_S / SAMPLE); k > 0 && !rig.stopped?.(); k--) await sample();
+  if (plan.slide) {
+    const slider = config.motors.find((m) => m.name === plan.slide!.motor)!;
+    const from = plan.pose[slider.name]!;
+    const n = Math.ceil(Math.abs(plan.slide.by) / (SLIDE_DEG_S * SAMPLE));
+    for (let k = 1; k <= n && !rig.stopped?.(); k++) {
+      const goal = from + (plan.slide.by * k) / n;
+      await rig.bus.write(
+        'goal_position',
+        new Map([[slider.id, degToPosition(modelSpec(slider.model), goal)]]),
+      );
+      await sample();
+    }
+  }
+  await rig.bus.write('torque_limit', new Map([[plan.id, 1023]]));
+  await rig.bus.write('goal_position', goalsOf(config, calibrationPose(config)));
+  await rig.wait(MOVE_S);
+  return { motor: plan.motor, link: plan.link, samples, read };
+}
+
+/**
+ * Every touch of the robot planned on the twin and run on the rig, in TOUCHES' order, with a line for each; the logs,
+ * or none for a robot without touches (the offsets are then left to the approaches).
+ */
+export async function runTouches(
+  rig: Rig,
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  onProgress?: (line: string) => void,
+): Promise<TouchLog[]> {
+  const logs: TouchLog[] = [];
+  const specs = config.world.table ? (TOUCHES[config.name] ?? []) : [];
+  for (const [k, spec] of specs.entries()) {
+    if (rig.stopped?.()) break;
+    const plan = await planTouch(config, urdf, spec);
+    if ('refused' in plan) {
+      onProgress?.(`touch ${k + 1}/${specs.length}: skipped, ${plan.refused}`);
+      continue;
+    }
+    const log = await runTouch(rig, config, plan);
+    onProgress?.(
+      `touch ${k + 1}/${specs.length}: ${plan.motor} put the ${plan.link} on the table ` +
+        `(${log.samples.length} of ${log.read} readings pressing)`,
+    );
+    logs.push(log);
+  }
+  return logs;
+}

@@ -1,0 +1,144 @@
+/**
+ * Offsets from touches of the table (src/calibration/touch.ts, touch-fit.ts; src/sim/table-gap.ts): the twin plans
+ * each press, the emulated robot runs it, and the geometry of the readings puts the offsets where the link lies on
+ * the table, with sigmas that cover what a press's sink leaves.
+ */
+import { expect } from 'chai';
+import { PRIOR_OFFSET_SIGMA_DEG } from '../../src/calibration/fit.ts';
+import { fitTouches, touchFitLine } from '../../src/calibration/touch-fit.ts';
+import { type TouchLog, planTouch, runTouches } from '../../src/calibration/touch.ts';
+import { drawTrueParams } from '../../src/calibration/truth.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { modelSpec, positionResolution } from '../../src/dynamixel/registers.ts';
+import { emulateBus } from '../../src/emulator/emulator.ts';
+import { mulberry32 } from '../../src/core/prng.ts';
+import { tableGeometry } from '../../src/sim/table-gap.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+
+const DEG = Math.PI / 180;
+
+async function ergoJr() {
+  const config = await loadRobotConfig('ergo-jr');
+  return { config, urdf: await loadUrdf(config.urdfPath) };
+}
+
+describe('offsets from touches of the table', function () {
+  this.timeout(180000);
+
+  it("the Ergo Jr's tip comes down onto the table as m2 leans forward: the gap, from geometry alone", async () => {
+    const { config, urdf } = await ergoJr();
+    const geo = await tableGeometry(urdf, config.world.table!);
+    const gapAt = (m2: number) => geo.gap('tip', new Map([['m2', m2 * DEG]]));
+    expect(gapAt(0)).to.be.within(0.1, 0.15);
+    expect(gapAt(-20)).to.be.below(gapAt(0));
+    expect(gapAt(-37)).to.be.within(0, 0.01);
+    expect(gapAt(-40), 'into the table').to.be.below(0);
+    // A lifted table top is nearer by the lift.
+    expect(geo.gap('tip', new Map([['m2', -20 * DEG]]), 0.01)).to.be.closeTo(gapAt(-20) - 0.01, 1e-6);
+  });
+
+  it('the twin plans a press of the tip onto the table, and refuses one that meets nothing', async () => {
+    const { config, urdf } = await ergoJr();
+    const plan = await planTouch(config, urdf, { motor: 'm2', direction: -1 });
+    if ('refused' in plan) expect.fail(plan.refused);
+    else {
+      expect(plan.link).to.equal('tip');
+      expect(plan.predicted).to.be.within(-39, -35);
+      expect(plan.target).to.be.closeTo(plan.predicted - 12, 1e-9);
+      expect(plan.start).to.be.closeTo(plan.predicted + 12, 1e-9);
+    }
+    // Leaning back, the arm meets its own base before any table; the base's yaw brings nothing down.
+    const back = await planTouch(config, urdf, { motor: 'm2', direction: 1 });
+    expect(back).to.deep.equal({ refused: 'm2 would bring base_link onto section_3 before the table' });
+    const yaw = await planTouch(config, urdf, { motor: 'm1', direction: 1 });
+    expect(yaw).to.deep.equal({ refused: 'm1 meets nothing within its limits from that pose' });
+  });
+
+  it('fits known offsets from readings the geometry makes, each press sunk up to a millimetre', async () => {
+    const { config, urdf } = await ergoJr();
+    const geo = await tableGeometry(urdf, config.world.table!);
+    const truth: Record<string, number> = { m1: 3, m2: 2, m3: -3, m4: 1, m5: -2, m6: 1.5 };
+    const count = positionResolution(modelSpec('XL-320'));
+    const rnd = mulberry32(7);
+    const logs: TouchLog[] = [];
+    // Poses of the tip pressed by m2 or m3; the pressing joint's angle where the sunk tip meets the table, by bisection.
+    for (const m3 of [-30, -10, 10, 30])
+      for (const [m4, m5, m6] of [
+        [0, 0, 0],
+        [45, -30, 30],
+        [90, 30, -30],
+      ]) {
+        const sink = -0.001 * rnd();
+        const physical = new Map([
+          ['m1', 10 * DEG],
+          ['m3', m3 * DEG],
+          ['m4', m4! * DEG],
+          ['m5', m5! * DEG],
+          ['m6', m6! * DEG],
+        ]);
+        let [hi, lo] = [0, -90];
+        for (let k = 0; k < 40; k++) {
+          const mid = (hi + lo) / 2;
+          const gap = geo.gap('tip', new Map([...physical, ['m2', mid * DEG]]));
+          if (gap > sink) hi = mid;
+          else lo = mid;
+        }
+        physical.set('m2', hi * DEG);
+        // Only poses whose tip reaches the table within m2's travel.
+        if (Math.abs(geo.gap('tip', physical) - sink) > 1e-6) continue;
+        const readings = Object.fromEntries(
+          [...physical].map(([n, rad]) => [n, Math.round((rad / DEG + truth[n]!) / count) * count]),
+        );
+        logs.push({ motor: 'm2', link: 'tip', samples: [readings], read: 1 });
+      }
+    expect(logs.length, 'poses whose tip reaches the table').to.be.at.least(8);
+    const fit = await fitTouches(config, urdf, logs, geo);
+    expect(fit.rejected).to.equal(undefined);
+    expect(fit.unseen, 'a yaw about the vertical moves no height').to.deep.equal(['m1']);
+    for (const name of ['m2', 'm3', 'm4', 'm5', 'm6']) {
+      const o = fit.offsets.get(name)!;
+      expect(Math.abs(o.value - truth[name]!), `${name}: ${o.value} +- ${o.sigma}`).to.be.below(3 * o.sigma);
+      expect(o.sigma, name).to.be.below(PRIOR_OFFSET_SIGMA_DEG);
+    }
+    expect(touchFitLine(fit)).to.match(
+      /^offsets from the table \(deg\): m2 .*not identifiable by touch: m1$/,
+    );
+    // One reading a centimetre off is not one geometry: the offsets are not taken.
+    const bad = logs.map((l, i) =>
+      i === 0 ? { ...l, samples: [{ ...l.samples[0]!, m2: l.samples[0]!.m2! + 10 }] } : l,
+    );
+    const rejected = await fitTouches(config, urdf, bad, geo);
+    expect(rejected.offsets.size).to.equal(0);
+    expect(rejected.rejected).to.match(/the touches disagree/);
+    // Fewer touches than unknowns: said, nothing fitted.
+    const few = await fitTouches(config, urdf, logs.slice(0, 3), geo);
+    expect(few.rejected).to.match(/^3 touches pressed, too few for the 5 offsets/);
+  });
+
+  it('on the emulator with servos of their own, the touches put each offset within three sigmas', async () => {
+    const { config, urdf } = await ergoJr();
+    const truth = drawTrueParams(config, 3);
+    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual', servoParams: truth });
+    const lines: string[] = [];
+    let logs: TouchLog[];
+    try {
+      const rig = {
+        bus: emulated.sim.bus,
+        now: () => emulated.sim.clock.now(),
+        wait: (s: number) => emulated.sim.advance(s),
+      };
+      logs = await runTouches(rig, config, urdf, (line) => lines.push(line));
+    } finally {
+      await emulated.close();
+    }
+    expect(lines.filter((l) => /put the tip on the table/.test(l)).length).to.be.at.least(9);
+    const fit = await fitTouches(config, urdf, logs);
+    expect(fit.rejected).to.equal(undefined);
+    expect(fit.unseen).to.deep.equal(['m1']);
+    for (const [name, o] of fit.offsets) {
+      const error = o.value - truth.motors[name]!.offset.value;
+      expect(Math.abs(error), `${name}: ${o.value} +- ${o.sigma}`).to.be.below(3 * o.sigma);
+      expect(o.sigma, `${name}: the touches say more than the prior`).to.be.below(PRIOR_OFFSET_SIGMA_DEG);
+    }
+  });
+});

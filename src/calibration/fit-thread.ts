@@ -1,7 +1,7 @@
 /**
  * A calibration's CPU work in a worker thread (fit-worker.ts), so that the server's event loop, and with it the REST
  * answers and the shadow twin's cycles, goes on meanwhile: the clear swing of each joint before the run
- * (clearance.ts, seconds a joint), and the two-pass fit after it (fit-robot.ts, a minute or more a joint), each result
+ * (clearance.ts, seconds a joint) and its touches of the table (touch.ts), and the two-pass fit after it (fit-robot.ts, a minute or more a joint), each result
  * told as it comes. Aborting terminates the worker at once.
  */
 import { Worker } from 'node:worker_threads';
@@ -11,6 +11,7 @@ import { entryModule } from '../core/entry.ts';
 import { workerBoot } from '../core/ts-worker.ts';
 import type { PredictedTouch } from './clearance.ts';
 import type { MotorLog } from './run.ts';
+import type { TouchLog, TouchPlan } from './touch.ts';
 
 export interface FitJob {
   /** The robot config's path (or a built-in's name): the worker loads it and its URDF itself. */
@@ -20,7 +21,14 @@ export interface FitJob {
   readonly budget?: { dynamics: number; offset: number; all: number };
   /** Instead of a fit: the clear swing of each of these motors. */
   readonly plan?: readonly string[];
+  /** Instead of a fit: the robot's touches of the table planned on the twin (touch.ts). */
+  readonly planTouches?: boolean;
+  /** The table's touches the run logged: their offsets held in the fit (touch-fit.ts). */
+  readonly touches?: readonly TouchLog[];
 }
+
+/** A touch as the twin plans it, or why it is skipped. */
+export type PlannedTouch = TouchPlan | { readonly refused: string };
 
 /** A joint's clear swing: its amplitude (null: every swing touches) and what the wider ones would touch. */
 export interface SwingPlan {
@@ -31,6 +39,8 @@ export interface SwingPlan {
 export type FitMessage =
   | { readonly motor: string; readonly calibration: MotorCalibration; readonly evaluations: number }
   | ({ readonly motor: string; readonly swing: true } & SwingPlan)
+  | { readonly touch: PlannedTouch }
+  | { readonly line: string }
   | { readonly done: true }
   | { readonly error: string };
 
@@ -71,14 +81,30 @@ export function fitInWorker(
   job: FitJob,
   onFitted: (motor: string, calibration: MotorCalibration, evaluations: number) => void,
   signal: AbortSignal,
+  /** The fit's other lines (the offsets the touches found). */
+  onLine?: (line: string) => void,
 ): Promise<void> {
   return inWorker(
     job,
     (m) => {
       if ('calibration' in m) onFitted(m.motor, m.calibration, m.evaluations);
+      if ('line' in m) onLine?.(m.line);
     },
     signal,
   );
+}
+
+/** The robot's touches of the table, each planned on the twin or skipped with why, in TOUCHES' order. */
+export async function planTouchesInWorker(robot: string, signal: AbortSignal): Promise<PlannedTouch[]> {
+  const plans: PlannedTouch[] = [];
+  await inWorker(
+    { robot, logs: [], planTouches: true },
+    (m) => {
+      if ('touch' in m) plans.push(m.touch);
+    },
+    signal,
+  );
+  return plans;
 }
 
 /** The clear swing of each motor, as the twin predicts it from the calibration pose (clearance.ts). */

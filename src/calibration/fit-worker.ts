@@ -11,20 +11,27 @@ import { clearExcitation } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitRobot } from './fit-robot.ts';
 import type { FitJob, FitMessage } from './fit-thread.ts';
+import { fitTouches, touchFitLine } from './touch-fit.ts';
+import { planTouch, touchSpecs } from './touch.ts';
 
 const job = workerData as FitJob;
 const post = (m: FitMessage) => parentPort!.postMessage(m);
 try {
   const config = await loadRobotConfig(job.robot);
   const urdf = await loadUrdf(config.urdfPath);
-  if (job.plan) {
+  if (job.planTouches) {
+    for (const spec of touchSpecs(config)) post({ touch: await planTouch(config, urdf, spec) });
+  } else if (job.plan) {
     for (const motor of job.plan) {
       const plan = await clearExcitation(config, urdf, motor);
       const amplitudeDeg = plan.excitation ? (plan as { amplitudeDeg: number }).amplitudeDeg : null;
       post({ motor, swing: true, amplitudeDeg, refused: plan.refused });
     }
   } else {
+    const touched = job.touches?.length ? await fitTouches(config, urdf, job.touches) : undefined;
+    if (touched) post({ line: touchFitLine(touched) });
     await fitRobot(config, urdf, job.logs, defaultCalibration(config), {
+      touched: touched?.offsets,
       budget: job.budget,
       onFitted: (motor, { calibration, evaluations }) => post({ motor, calibration, evaluations }),
     });

@@ -17,7 +17,8 @@ import type { Robot } from '../robot/robot.ts';
 import type { MovePath } from '../robot/trajectory.ts';
 import { defaultCalibration } from './defaults.ts';
 import { refusedSwingLine, skippedSwingLine, swingExcitation } from './clearance.ts';
-import { type FitJob, fitInWorker, planInWorker } from './fit-thread.ts';
+import { type FitJob, fitInWorker, planInWorker, planTouchesInWorker } from './fit-thread.ts';
+import { type TouchLog, runTouch, touchLine } from './touch.ts';
 import { type MotorLog, type Rig, SETTLE, runMotor, runPlan } from './run.ts';
 
 export type RunState = 'idle' | 'running' | 'fitting' | 'done' | 'stopped' | 'failed';
@@ -49,6 +50,7 @@ export type Fitter = (
   job: FitJob,
   onFitted: Parameters<typeof fitInWorker>[1],
   signal: AbortSignal,
+  onLine?: (line: string) => void,
 ) => Promise<void>;
 
 export interface CalibrationRunOptions {
@@ -74,6 +76,8 @@ export interface CalibrationRunOptions {
   readonly fit?: Fitter;
   /** Each joint's clear swing (default: planInWorker; absent from the map: the widest). */
   readonly planSwings?: typeof planInWorker;
+  /** The robot's touches of the table, planned on the twin (default: planTouchesInWorker). */
+  readonly planTouches?: typeof planTouchesInWorker;
   /**
    * The rig of a joint's run, and how its log is rebuilt after (real-rig.ts); default, or undefined from it: the bus
    * and clock above, on absolute deadlines.
@@ -126,7 +130,7 @@ export class CalibrationRun {
    * robot lacks, 409 while a run is on, while something else moves the robot, or when the guard predicts a contact
    * for the first joint (then nothing has moved).
    */
-  async start(requested?: readonly string[]): Promise<RunStatus> {
+  async start(requested?: readonly string[], touch = true): Promise<RunStatus> {
     const { config, robot } = this.#opts;
     if (this.active)
       throw conflict('a calibration run is in progress', RUN_TIP, `state ${this.#status.state}`);
@@ -170,7 +174,7 @@ export class CalibrationRun {
       this.#status = before;
       throw err;
     }
-    this.#done = this.#run(names, started, abort.signal);
+    this.#done = this.#run(names, touch, started, abort.signal);
     return this.status();
   }
 
@@ -202,9 +206,10 @@ export class CalibrationRun {
     this.#status = { ...this.#status, state, error, load, motor: null, ended: new Date().toISOString() };
   }
 
-  async #run(names: readonly string[], started: Date, signal: AbortSignal): Promise<void> {
+  async #run(names: readonly string[], touch: boolean, started: Date, signal: AbortSignal): Promise<void> {
     const { robot, onClose, shadow } = this.#opts;
     const logs: MotorLog[] = [];
+    const touches: TouchLog[] = [];
     let moved = false;
     try {
       // Each joint's widest swing the twin predicts clear of contacts, in the worker (clearance.ts), as the CLI's.
@@ -244,6 +249,7 @@ export class CalibrationRun {
           paced?.close();
         }
       }
+      if (touch && !signal.aborted) await this.#touch(touches, signal);
     } catch (err) {
       if (!isAbortError(err)) {
         robot.release(moved ? onClose : undefined);
@@ -259,17 +265,50 @@ export class CalibrationRun {
       this.#say(`stopped: servos left ${onClose}, nothing written`);
       return this.#end('stopped');
     }
-    await this.#fit(logs, started, signal);
+    await this.#fit(logs, touches, started, signal);
   }
 
-  async #fit(logs: readonly MotorLog[], started: Date, signal: AbortSignal): Promise<void> {
+  /**
+   * The table's touches after the joints' runs, as the CLI's (touch.ts): planned on the twin in the worker, each run
+   * on the robot's bus with a line. The guard is not asked: a touch meets the table by design, and its plan checked
+   * that nothing else is met.
+   */
+  async #touch(into: TouchLog[], signal: AbortSignal): Promise<void> {
+    const { config } = this.#opts;
+    const plans = await (this.#opts.planTouches ?? planTouchesInWorker)(config.source || config.name, signal);
+    for (const [k, plan] of plans.entries()) {
+      if (signal.aborted) return;
+      const which = `touch ${k + 1}/${plans.length}`;
+      if ('refused' in plan) {
+        this.#say(`${which}: skipped, ${plan.refused}`);
+        continue;
+      }
+      this.#status = { ...this.#status, motor: plan.motor };
+      const paced = this.#opts.rig?.(plan.motor, signal);
+      try {
+        const log = await runTouch(paced?.rig ?? this.#rig(signal), config, plan);
+        if (signal.aborted) return;
+        this.#say(touchLine(which, plan, log));
+        into.push(log);
+      } finally {
+        paced?.close();
+      }
+    }
+  }
+
+  async #fit(
+    logs: readonly MotorLog[],
+    touches: readonly TouchLog[],
+    started: Date,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { config, fit = fitInWorker } = this.#opts;
     const file = this.#status.file!;
     const cal: Calibration = defaultCalibration(config, this.#opts.port, started.toISOString());
     this.#status = { ...this.#status, state: 'fitting', motor: logs[0]?.motor ?? null };
     try {
       await fit(
-        { robot: config.source || config.name, logs, budget: this.#opts.fitBudget },
+        { robot: config.source || config.name, logs, touches, budget: this.#opts.fitBudget },
         (motor, calibration, evaluations) => {
           cal.motors[motor] = calibration;
           this.#say(
@@ -280,6 +319,7 @@ export class CalibrationRun {
           this.#status = { ...this.#status, motor: logs[next]?.motor ?? null };
         },
         signal,
+        (line) => this.#say(line),
       );
       if (signal.aborted) throw new Error('stopped');
       await mkdir(path.dirname(file), { recursive: true });

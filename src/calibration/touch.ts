@@ -105,6 +105,16 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
  * came out twice as far off), 128 for the MX (the Torso's arms fold under a press at 32 and the press reads nothing).
  */
 const touchP = (model: string) => (model === 'XL-320' ? 32 : 128);
+/** What a run says of a touch done. */
+export function touchLine(which: string, plan: TouchPlan, log: TouchLog): string {
+  return `${which}: ${plan.motor} put the ${plan.link} on the table (${log.samples.length} of ${log.read} readings pressing)`;
+}
+
+/** The robot's touches: none without a table in its world. */
+export function touchSpecs(config: RobotConfig): readonly TouchSpec[] {
+  return config.world.table ? (TOUCHES[config.name] ?? []) : [];
+}
+
 /** The pressing joint's torque limit (register value of 1023): gentle on a table and a 3D-printed arm. */
 export const TOUCH_TORQUE_LIMIT = 300;
 /** The pressing joint starts this far before the contact the twin predicts and is driven as far past it (degrees). */
@@ -309,7 +319,7 @@ export async function runTouches(
   onProgress?: (line: string) => void,
 ): Promise<TouchLog[]> {
   const logs: TouchLog[] = [];
-  const specs = config.world.table ? (TOUCHES[config.name] ?? []) : [];
+  const specs = touchSpecs(config);
   for (const [k, spec] of specs.entries()) {
     if (rig.stopped?.()) break;
     const plan = await planTouch(config, urdf, spec);
@@ -318,10 +328,7 @@ export async function runTouches(
       continue;
     }
     const log = await runTouch(rig, config, plan);
-    onProgress?.(
-      `touch ${k + 1}/${specs.length}: ${plan.motor} put the ${plan.link} on the table ` +
-        `(${log.samples.length} of ${log.read} readings pressing)`,
-    );
+    onProgress?.(touchLine(`touch ${k + 1}/${specs.length}`, plan, log));
     logs.push(log);
   }
   return logs;

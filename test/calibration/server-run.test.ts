@@ -11,7 +11,8 @@ import { expect } from 'chai';
 import { loadCalibration } from '../../src/config/calibration.ts';
 import { conflict } from '../../src/core/errors.ts';
 import { defaultMotorCalibration } from '../../src/calibration/defaults.ts';
-import { fitInWorker } from '../../src/calibration/fit-thread.ts';
+import { type FitJob, fitInWorker } from '../../src/calibration/fit-thread.ts';
+import { planTouch } from '../../src/calibration/touch.ts';
 import { type MotorLog, SAMPLE, runPlan } from '../../src/calibration/run.ts';
 import {
   CalibrationRun,
@@ -20,6 +21,7 @@ import {
   excitationPath,
 } from '../../src/calibration/server-run.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
 import { type TestServer, simServer, standStill } from '../helpers.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-server-run-'));
@@ -64,6 +66,8 @@ describe('the calibration run of a server', function () {
       // The twin's choice of swings runs in a worker in wall time (clearance.test.ts tests it): here, the widest.
       planSwings: async (_robot, motors) =>
         new Map(motors.map((m) => [m, { amplitudeDeg: 20, refused: [] }])),
+      // The table's touches are planned in a worker too (touch.test.ts tests them): here, none unless a test says.
+      planTouches: async () => [],
       ...more,
     });
   /** Advances the twin until the run leaves `state`. */
@@ -111,6 +115,55 @@ describe('the calibration run of a server', function () {
     // --on-close=hold: stiff where the run left it, and free to move again.
     expect(s.robot.motor('m3').commands.compliant).to.equal(false);
     expect((await s.post('/motors/m3/goto.json', { position: 0, duration: 0.5 })).statusCode).to.equal(200);
+  });
+
+  it("after the joints, the table's touches: one skipped and said, one run on the bus, its log to the fit", async () => {
+    const plan = await planTouch(s.config, await loadUrdf(s.config.urdfPath), { motor: 'm2', direction: -1 });
+    if ('refused' in plan) expect.fail(plan.refused);
+    let job: FitJob | undefined;
+    const fit: Fitter = async (j, _onFitted, _signal, onLine) => {
+      job = j;
+      onLine?.('offsets from the table (deg): m2 1 +- 0.5');
+    };
+    const r = run(path.join(tmp, 'touched'), {
+      fit,
+      planTouches: async () => [{ refused: 'm6 meets nothing within its limits from that pose' }, plan],
+    });
+    await r.start(['m3']);
+    await past(r, 'running');
+    await past(r, 'fitting');
+    const done = r.status();
+    expect(done.state, JSON.stringify(done)).to.equal('done');
+    expect(done.progress).to.include('touch 1/2: skipped, m6 meets nothing within its limits from that pose');
+    const said = done.progress.find((l) => l.startsWith('touch 2/2: m2 put the tip on the table ('));
+    expect(said, done.progress.join('\n')).to.not.equal(undefined);
+    expect(done.progress).to.include('offsets from the table (deg): m2 1 +- 0.5');
+    expect(job!.logs.map((l) => l.motor)).to.deep.equal(['m3']);
+    expect(job!.touches).to.have.length(1);
+    // The twin pressed its tip onto its table: every reading while pressing, m2 held short of its goal.
+    const touch = job!.touches![0]!;
+    expect(touch.samples.length).to.be.at.least(10);
+    for (const reading of touch.samples) expect(reading.m2! - plan.target).to.be.at.least(3);
+  });
+
+  it('a run asked without touches does none', async () => {
+    let job: FitJob | undefined;
+    let planned = false;
+    const r = run(path.join(tmp, 'untouched'), {
+      fit: async (j) => {
+        job = j;
+      },
+      planTouches: async () => {
+        planned = true;
+        return [];
+      },
+    });
+    await r.start(['m3'], false);
+    await past(r, 'running');
+    await past(r, 'fitting');
+    expect(r.status().state).to.equal('done');
+    expect(planned).to.equal(false);
+    expect(job!.touches).to.deep.equal([]);
   });
 
   it('a joint every swing of which touches is skipped and said; a narrowed one says what it avoided', async () => {

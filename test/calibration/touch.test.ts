@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { PRIOR_OFFSET_SIGMA_DEG } from '../../src/calibration/fit.ts';
+import { fitInWorker } from '../../src/calibration/fit-thread.ts';
 import { fitTouches, touchFitLine } from '../../src/calibration/touch-fit.ts';
 import { type TouchLog, planTouch, runTouches } from '../../src/calibration/touch.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
@@ -12,7 +13,7 @@ import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { modelSpec, positionResolution } from '../../src/dynamixel/registers.ts';
 import { emulateBus } from '../../src/emulator/emulator.ts';
 import { mulberry32 } from '../../src/core/prng.ts';
-import { tableGeometry } from '../../src/sim/table-gap.ts';
+import { type TableGeometry, tableGeometry } from '../../src/sim/table-gap.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 
 const DEG = Math.PI / 180;
@@ -20,6 +21,49 @@ const DEG = Math.PI / 180;
 async function ergoJr() {
   const config = await loadRobotConfig('ergo-jr');
   return { config, urdf: await loadUrdf(config.urdfPath) };
+}
+
+/** The offsets the synthetic touches are made with (degrees). */
+const TRUTH: Record<string, number> = { m1: 3, m2: 2, m3: -3, m4: 1, m5: -2, m6: 1.5 };
+
+/**
+ * Touches as the geometry makes them: for poses of the Ergo Jr's arm, m2 where the tip, sunk up to a millimetre (seeded),
+ * meets the table (by bisection), every reading the joint's angle plus its offset, rounded to the XL-320's count.
+ */
+function syntheticTouches(geo: TableGeometry, truth: Record<string, number>): TouchLog[] {
+  const count = positionResolution(modelSpec('XL-320'));
+  const rnd = mulberry32(7);
+  const logs: TouchLog[] = [];
+  for (const m3 of [-30, -10, 10, 30])
+    for (const [m4, m5, m6] of [
+      [0, 0, 0],
+      [45, -30, 30],
+      [90, 30, -30],
+    ]) {
+      const sink = -0.001 * rnd();
+      const physical = new Map([
+        ['m1', 10 * DEG],
+        ['m3', m3 * DEG],
+        ['m4', m4! * DEG],
+        ['m5', m5! * DEG],
+        ['m6', m6! * DEG],
+      ]);
+      let [hi, lo] = [0, -90];
+      for (let k = 0; k < 40; k++) {
+        const mid = (hi + lo) / 2;
+        const gap = geo.gap('tip', new Map([...physical, ['m2', mid * DEG]]));
+        if (gap > sink) hi = mid;
+        else lo = mid;
+      }
+      physical.set('m2', hi * DEG);
+      // Only poses whose tip reaches the table within m2's travel.
+      if (Math.abs(geo.gap('tip', physical) - sink) > 1e-6) continue;
+      const readings = Object.fromEntries(
+        [...physical].map(([n, rad]) => [n, Math.round((rad / DEG + truth[n]!) / count) * count]),
+      );
+      logs.push({ motor: 'm2', link: 'tip', samples: [readings], read: 1 });
+    }
+  return logs;
 }
 
 describe('offsets from touches of the table', function () {
@@ -57,47 +101,14 @@ describe('offsets from touches of the table', function () {
   it('fits known offsets from readings the geometry makes, each press sunk up to a millimetre', async () => {
     const { config, urdf } = await ergoJr();
     const geo = await tableGeometry(urdf, config.world.table!);
-    const truth: Record<string, number> = { m1: 3, m2: 2, m3: -3, m4: 1, m5: -2, m6: 1.5 };
-    const count = positionResolution(modelSpec('XL-320'));
-    const rnd = mulberry32(7);
-    const logs: TouchLog[] = [];
-    // Poses of the tip pressed by m2 or m3; the pressing joint's angle where the sunk tip meets the table, by bisection.
-    for (const m3 of [-30, -10, 10, 30])
-      for (const [m4, m5, m6] of [
-        [0, 0, 0],
-        [45, -30, 30],
-        [90, 30, -30],
-      ]) {
-        const sink = -0.001 * rnd();
-        const physical = new Map([
-          ['m1', 10 * DEG],
-          ['m3', m3 * DEG],
-          ['m4', m4! * DEG],
-          ['m5', m5! * DEG],
-          ['m6', m6! * DEG],
-        ]);
-        let [hi, lo] = [0, -90];
-        for (let k = 0; k < 40; k++) {
-          const mid = (hi + lo) / 2;
-          const gap = geo.gap('tip', new Map([...physical, ['m2', mid * DEG]]));
-          if (gap > sink) hi = mid;
-          else lo = mid;
-        }
-        physical.set('m2', hi * DEG);
-        // Only poses whose tip reaches the table within m2's travel.
-        if (Math.abs(geo.gap('tip', physical) - sink) > 1e-6) continue;
-        const readings = Object.fromEntries(
-          [...physical].map(([n, rad]) => [n, Math.round((rad / DEG + truth[n]!) / count) * count]),
-        );
-        logs.push({ motor: 'm2', link: 'tip', samples: [readings], read: 1 });
-      }
+    const logs = syntheticTouches(geo, TRUTH);
     expect(logs.length, 'poses whose tip reaches the table').to.be.at.least(8);
     const fit = await fitTouches(config, urdf, logs, geo);
     expect(fit.rejected).to.equal(undefined);
     expect(fit.unseen, 'a yaw about the vertical moves no height').to.deep.equal(['m1']);
     for (const name of ['m2', 'm3', 'm4', 'm5', 'm6']) {
       const o = fit.offsets.get(name)!;
-      expect(Math.abs(o.value - truth[name]!), `${name}: ${o.value} +- ${o.sigma}`).to.be.below(3 * o.sigma);
+      expect(Math.abs(o.value - TRUTH[name]!), `${name}: ${o.value} +- ${o.sigma}`).to.be.below(3 * o.sigma);
       expect(o.sigma, name).to.be.below(PRIOR_OFFSET_SIGMA_DEG);
     }
     expect(touchFitLine(fit)).to.match(
@@ -113,6 +124,22 @@ describe('offsets from touches of the table', function () {
     // Fewer touches than unknowns: said, nothing fitted.
     const few = await fitTouches(config, urdf, logs.slice(0, 3), geo);
     expect(few.rejected).to.match(/^3 touches pressed, too few for the 5 offsets/);
+  });
+
+  it("the server's fit worker fits the touches it is given and says their line", async () => {
+    const { config, urdf } = await ergoJr();
+    const logs = syntheticTouches(await tableGeometry(urdf, config.world.table!), TRUTH);
+    const lines: string[] = [];
+    await fitInWorker(
+      { robot: 'ergo-jr', logs: [], touches: logs },
+      () => expect.fail('no motor was run'),
+      new AbortController().signal,
+      (line) => lines.push(line),
+    );
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.match(
+      /^offsets from the table \(deg\): m2 \d\.\d\d \+- \d.*; not identifiable by touch: m1$/,
+    );
   });
 
   it('on the emulator with servos of their own, the touches put each offset within three sigmas', async () => {

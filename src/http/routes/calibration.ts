@@ -43,11 +43,15 @@ const runBody = z.object({
     .min(1, { error: 'must not be empty' })
     .optional()
     .meta({ description: 'the motors to run, in order (default: every motor)' }),
+  touch: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({ description: "after the motors, the table's touches that place the offsets (default true)" }),
 });
 
 /** The run as the routes see it (src/calibration/server-run.ts CalibrationRun). */
 export interface CalibrationRunner {
-  start(motors?: readonly string[]): Promise<RunStatus>;
+  start(motors?: readonly string[], touch?: boolean): Promise<RunStatus>;
   stop(): Promise<RunStatus>;
   status(): RunStatus;
 }
@@ -89,7 +93,8 @@ export function calibrationRoutes(
         'starts a calibration run in the background (real backend with --shadow): 202 with its status; ' +
         'every move is refused (409) while it holds the robot',
       description:
-        'Runs each motor through its excitation (38 s of robot time each), then fits it in a worker thread and ' +
+        'Runs each motor through its excitation (38 s of robot time each), then (unless touch is false) presses ' +
+        'the arm gently onto the table from a few poses to place the offsets, then fits in a worker thread and ' +
         'writes the file at the very end (docs/calibration.md). 400 for a motor the robot lacks; 409 while a run is ' +
         'on, while a goto, primitive or replay moves the robot, on --backend=sim, without --shadow, or when the ' +
         "guard predicts a contact for the first joint's start.",
@@ -99,7 +104,7 @@ export function calibrationRoutes(
       tip: 'send {"motors": ["m2", "m3"]}, or {} for every motor',
       answer: runStatus,
       examples: { body: { motors: ['m2'] } },
-      handler: ({ body }) => need().start(body.motors),
+      handler: ({ body }) => need().start(body.motors, body.touch),
     }),
     route({
       method: 'GET',

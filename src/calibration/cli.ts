@@ -81,6 +81,10 @@ export async function main(argv: string[]): Promise<number> {
   const backend = new RealBackend({ config, serial: flags.serial, onClose: flags.onClose });
   const stopping = new AbortController();
   const stop = () => stopping.abort();
+  const stopped = () => {
+    console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
+    return 130;
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   try {
@@ -98,34 +102,22 @@ export async function main(argv: string[]): Promise<number> {
       // Paced by the bus loop's cycles and logged on them, as the server's run (real-rig.ts; the loop at 50 Hz).
       const id = config.motors.find((m) => m.name === name)!.id;
       const paced = cycleRig(backend, 50, id, stopping.signal)!;
-      const log = await runMotor(paced.rig, config, name, (line) => console.error(line), plan.excitation)
-        .then((l) => paced.rebuild(l))
-        .catch((err: unknown) => {
-          if (isAbortError(err)) return undefined;
-          throw err;
-        })
-        .finally(() => paced.close());
-      if (!log || stopping.signal.aborted) {
-        console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
-        return 130;
-      }
+      const log = await unlessStopped(
+        runMotor(paced.rig, config, name, (line) => console.error(line), plan.excitation)
+          .then((l) => paced.rebuild(l))
+          .finally(() => paced.close()),
+      );
+      if (!log || stopping.signal.aborted) return stopped();
       logs.push(log);
     }
     const touchRig = cycleRig(backend, 50, config.motors[0]!.id, stopping.signal)!;
-    const touches = await (
-      flags.touch
+    const touches = await unlessStopped(
+      (flags.touch
         ? runTouches(touchRig.rig, config, urdf, (line) => console.error(line))
         : Promise.resolve([])
-    )
-      .catch((err: unknown) => {
-        if (isAbortError(err)) return undefined;
-        throw err;
-      })
-      .finally(() => touchRig.close());
-    if (!touches || stopping.signal.aborted) {
-      console.error(`stopped: servos left ${flags.onClose}, nothing written to ${flags.out}`);
-      return 130;
-    }
+      ).finally(() => touchRig.close()),
+    );
+    if (!touches || stopping.signal.aborted) return stopped();
     // The robot's part is done: its servos are left as --on-close says while the fit runs.
     await backend.close();
     const touched = touches.length ? await fitTouches(config, urdf, touches) : undefined;
@@ -146,6 +138,14 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGTERM', stop);
     await backend.close();
   }
+}
+
+/** What a step on the robot gave, or undefined once Ctrl-C stopped it. */
+function unlessStopped<T>(step: Promise<T>): Promise<T | undefined> {
+  return step.catch((err: unknown) => {
+    if (isAbortError(err)) return undefined;
+    throw err;
+  });
 }
 
 /** The fit of each motor from a cycle log; what the log could not identify is said, with why, and left. */

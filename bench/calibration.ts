@@ -1,7 +1,7 @@
 /**
  * Calibration on the emulator: servos with seeded random true parameters (src/calibration/truth.ts), one run per
  * motor on the emulated bus at the manual clock, the fit, and the recovered-vs-true table (bench/README.md).
- * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated] [out.json]
+ * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated|all|none] [out.json]
  * With out.json, the fitted calibration is written there (bench/held-out.ts loads it). The table's touches run after
  * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them).
  */
@@ -28,7 +28,9 @@ const rig = {
   now: () => emulated.sim.clock.now(),
   wait: (s: number) => emulated.sim.advance(s),
 };
-const motors = list && list !== 'all' ? list.split(',') : config.motors.map((m) => m.name);
+// 'none': the table's touches alone, no motor run or fit.
+const motors =
+  list === 'none' ? [] : list && list !== 'all' ? list.split(',') : config.motors.map((m) => m.name);
 const fitted = defaultCalibration(config, '(emulator)', new Date().toISOString());
 const rel = (a: number, b: number) => `${((100 * (a - b)) / b).toFixed(1)} %`;
 const pct = (x: { value: number; sigma: number }) => `${((100 * x.sigma) / x.value).toFixed(0)} %`;

@@ -92,6 +92,9 @@ describe('POST /calibration/run.json', function () {
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.error, JSON.stringify(res.body)).to.match(/^motors/);
       }
+      const touch = await call('POST', '/calibration/run.json', { motors: ['m3'], touch: 'yes' });
+      expect(touch.status, JSON.stringify(touch.body)).to.equal(400);
+      expect(touch.body.error, JSON.stringify(touch.body)).to.match(/^touch/);
       expect((await status()).state).to.equal('idle');
     });
 

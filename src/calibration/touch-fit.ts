@@ -8,7 +8,7 @@ import { type TableGeometry, tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PRIOR_OFFSET_SIGMA_DEG } from './fit.ts';
 import { invert } from './least-squares.ts';
-import type { TouchLog } from './touch.ts';
+import { type TouchLog, carried } from './touch.ts';
 
 const DEG = Math.PI / 180;
 
@@ -33,12 +33,19 @@ const UNSEEN_M_PER_DEG = 2e-5;
 /** Equations kept per touch, evenly spaced over its distinct readings (a slide gives hundreds). */
 const PER_TOUCH = 60;
 
-/** One equation: the link on the table at these readings, in the touch of that index. */
+/**
+ * One equation: one of `links` on the table at these readings (the lowest of them), in the touch of that index. The
+ * links: the one the twin's plan met the table with, and any other the pressing joint carries as near the table
+ * (a bust leaning lowers both forearms: on the robot the other may be the one that lands).
+ */
 type Contact = {
-  readonly link: string;
+  readonly links: readonly string[];
   readonly readings: Readonly<Record<string, number>>;
   readonly touch: number;
 };
+
+/** Links within this of the planned one's height at a touch's readings (m) may be the ones that met the table. */
+const NEAR_M = 0.03;
 
 /**
  * The offsets (and the table's lift) that put each touch's link on the table: least squares on the gaps over every
@@ -55,15 +62,21 @@ export async function fitTouches(
   if (!table) throw new Error(`${config.name}: no table in its world to touch`);
   const geo = geometry ?? (await tableGeometry(urdf, table));
   const names = config.motors.map((m) => m.name);
+  const zero = new Array<number>(names.length + 1).fill(0);
   // One equation per distinct set of readings: a joint at rest repeats its count, which says nothing new.
   const touches: Contact[][] = logs
     .filter((log) => log.samples.length > 0)
     .map((log, touch) => {
       const distinct = [...new Map(log.samples.map((s) => [JSON.stringify(s), s])).values()];
       const every = Math.max(1, distinct.length / PER_TOUCH);
+      const first = { links: [log.link], readings: distinct[0]!, touch };
+      const own = gapAt(geo, names, first, zero);
+      const links = carried(urdf, log.motor).filter(
+        (l) => l === log.link || gapAt(geo, names, { ...first, links: [l] }, zero) < own + NEAR_M,
+      );
       const kept: Contact[] = [];
       for (let i = 0; i < distinct.length; i += every)
-        kept.push({ link: log.link, readings: distinct[Math.floor(i)]!, touch });
+        kept.push({ links, readings: distinct[Math.floor(i)]!, touch });
       return kept;
     });
   const all = touches.flat();
@@ -170,7 +183,7 @@ function touchSigmas(
 /** The gap of a contact's link with offsets x (degrees by motor index) and the lift x[names.length] (mm). */
 function gapAt(geo: TableGeometry, names: readonly string[], c: Contact, x: readonly number[]): number {
   const angles = new Map(names.map((n, i) => [n, (c.readings[n]! - x[i]!) * DEG]));
-  const gap = geo.gap(c.link, angles, x[names.length]! / 1000);
+  const gap = Math.min(...c.links.map((link) => geo.gap(link, angles, x[names.length]! / 1000)));
   return Number.isFinite(gap) ? gap : 0.5;
 }
 

@@ -45,12 +45,9 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
     { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m6: 40 } },
   ],
   torso: [
-    { motor: 'l_shoulder_y', direction: 1 },
     { motor: 'bust_y', direction: -1, pose: { l_shoulder_y: 60 } },
-    { motor: 'l_elbow_y', direction: 1, pose: { bust_x: 15, l_shoulder_y: 120 } },
     { motor: 'l_shoulder_x', direction: -1, pose: { bust_y: -15, l_arm_z: 45 } },
     { motor: 'bust_y', direction: -1 },
-    { motor: 'l_arm_z', direction: 1, pose: { bust_y: -15, bust_x: 15, l_elbow_y: -45, l_shoulder_y: 120 } },
     { motor: 'bust_x', direction: 1, pose: { bust_y: -15 } },
     { motor: 'bust_y', direction: -1, pose: { bust_x: 15, l_elbow_y: -45 } },
     {
@@ -71,31 +68,18 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
       pose: { bust_y: -15, r_shoulder_x: -90, r_arm_z: -45, r_shoulder_y: -60 },
     },
     { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, r_shoulder_x: -50, r_shoulder_y: -120 } },
-    { motor: 'r_elbow_y', direction: -1, pose: { bust_x: -15, r_shoulder_y: -120 } },
     {
       motor: 'r_elbow_y',
       direction: -1,
       pose: { bust_y: -15, bust_x: -15, r_arm_z: -45, r_shoulder_y: -120 },
     },
-    { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -90, r_arm_z: -45 } },
     { motor: 'r_elbow_y', direction: -1, pose: { bust_x: 15, r_arm_z: 45 } },
-    {
-      motor: 'r_arm_z',
-      direction: -1,
-      pose: { bust_y: -15, r_shoulder_x: -50, r_elbow_y: 45, r_shoulder_y: -60 },
-    },
     {
       motor: 'r_shoulder_x',
       direction: -1,
       pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120 },
     },
     { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -50, r_shoulder_y: -120 } },
-    {
-      motor: 'r_arm_z',
-      direction: -1,
-      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120 },
-    },
-    { motor: 'r_shoulder_y', direction: -1 },
   ],
   humanoid: [],
 };
@@ -158,7 +142,7 @@ export interface TouchLog {
 }
 
 /** The links a joint carries (its child and everything beyond). */
-function carried(urdf: UrdfRobot, motor: string): string[] {
+export function carried(urdf: UrdfRobot, motor: string): string[] {
   const joint = urdf.joints.find((j) => j.name === motor);
   if (!joint) return [];
   const out = [joint.child];

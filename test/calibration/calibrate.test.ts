@@ -21,7 +21,9 @@ async function emulated(robot: string, seed: number) {
 }
 
 describe('calibration runs (npm run calibrate)', function () {
-  this.timeout(180000);
+  // A motor's fit replays its 38 s run on the whole twin a hundred times or more: 2.7 minutes alone on a loaded
+  // 2-core machine, over 3 beside the parallel suite.
+  this.timeout(360000);
 
   it('refuses the sim backend with a tip', async () => {
     const lines: string[] = [];

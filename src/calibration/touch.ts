@@ -8,7 +8,7 @@ import type { MotorBus } from '../core/backend.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
-import { pairKey } from '../sim/contacts.ts';
+import { newPressingContact, pairKey } from '../sim/contacts.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
 
@@ -26,7 +26,8 @@ export interface TouchSpec {
 /**
  * Each robot's touches (raw degrees, the URDF's joint frame), chosen so that each joint whose offset moves a link's
  * height is the one pressing in one of them and sets the lever of another: the Ergo Jr's tip from several elbows and
- * wrists, the Torso's forearms from the shoulders, elbows and bust. A yaw about the vertical (m1, abs_z) and the head
+ * wrists, the Torso's forearms from the shoulders, elbows and bust (the other forearm folded up where the bust's lean
+ * would put it on the table). A yaw about the vertical (m1, abs_z) and the head
  * never change a height over the table: their offsets are said not identifiable.
  */
 export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
@@ -55,11 +56,11 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
       direction: -1,
       pose: { bust_x: -15, l_shoulder_x: 90, l_elbow_y: -45, l_shoulder_y: 60 },
     },
-    { motor: 'l_elbow_y', direction: 1, pose: { bust_y: -15, bust_x: 15, l_arm_z: 45 } },
+    { motor: 'l_elbow_y', direction: 1, pose: { bust_y: -15, bust_x: 15, l_arm_z: 45, r_elbow_y: 140 } },
     {
       motor: 'l_elbow_y',
       direction: 1,
-      pose: { bust_y: -15, bust_x: 15, l_shoulder_x: 90, l_shoulder_y: 60 },
+      pose: { bust_y: -15, bust_x: 15, l_shoulder_x: 90, l_shoulder_y: 60, r_elbow_y: 140 },
     },
     { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, bust_x: 15, r_arm_z: -45, r_shoulder_y: -60 } },
     {
@@ -71,13 +72,13 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
     {
       motor: 'r_elbow_y',
       direction: -1,
-      pose: { bust_y: -15, bust_x: -15, r_arm_z: -45, r_shoulder_y: -120 },
+      pose: { bust_y: -5, bust_x: -15, r_arm_z: -45, r_shoulder_y: -120 },
     },
     { motor: 'r_elbow_y', direction: -1, pose: { bust_x: 15, r_arm_z: 45 } },
     {
       motor: 'r_shoulder_x',
       direction: -1,
-      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120 },
+      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120, l_elbow_y: -140 },
     },
     { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -50, r_shoulder_y: -120 } },
   ],
@@ -153,8 +154,9 @@ export function carried(urdf: UrdfRobot, motor: string): string[] {
 
 /**
  * The touch planned on the twin (the servos' models, no offsets): the pressing joint turned from the touch's pose at
- * RATE_DEG_S until one of its links presses on the table. Undefined, with the reason, when it never does within the
- * joint's limits or something else is met first (two links, or a link that was already touching).
+ * RATE_DEG_S until one of its links presses on the table, then the whole touch checked on the twin (touchFault).
+ * Refused, with the reason, when it never meets the table within the joint's limits, something else is met first (two
+ * links, or a link that was already touching), or the whole touch is no good.
  */
 export async function planTouch(
   config: RobotConfig,
@@ -203,9 +205,8 @@ export async function planTouch(
         link,
         slide: spec.slide,
       };
-      return (await pressesOnTwin(config, urdf, plan))
-        ? plan
-        : { refused: `${motor.name} would not press there` };
+      const fault = await touchFault(config, urdf, plan);
+      return fault ? { refused: fault } : plan;
     }
     return { refused: `${motor.name} meets nothing within its limits from that pose` };
   } finally {
@@ -214,20 +215,33 @@ export async function planTouch(
 }
 
 /**
- * The whole touch run on the twin presses: at least half of its readings find the joint held short of its goal
- * (where the joints that hold the pose give way under the press instead, the readings say nothing of a contact).
+ * Why the whole touch, run on the twin from the calibration pose, is no good, or undefined: half of its readings or
+ * more must find the joint held short of its goal (where the joints that hold the pose give way under the press
+ * instead, the readings say nothing of a contact), and from the calibration pose to the press and back nothing may be
+ * met but the table by a link the joint carries (the move to the touch's pose is a straight line in the joints).
  */
-async function pressesOnTwin(config: RobotConfig, urdf: UrdfRobot, plan: TouchPlan): Promise<boolean> {
+async function touchFault(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  plan: TouchPlan,
+): Promise<string | undefined> {
   const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false });
   await sim.open();
   try {
     sim.simulation.setPose(new Map(config.motors.map((m) => [m.id, calibrationPose(config)[m.name]!])));
-    const log = await runTouch(
-      { bus: sim.bus, now: () => sim.clock.now(), wait: (s) => sim.advance(s) },
-      config,
-      plan,
-    );
-    return log.samples.length >= log.read / 2;
+    const before = new Set(sim.simulation.contacts().map((c) => pairKey(c.a, c.b)));
+    const links = new Set(carried(urdf, plan.motor));
+    let met: string | undefined;
+    const wait = async (seconds: number) => {
+      for (let t = 0; t < seconds - 1e-9; t += SAMPLE) {
+        await sim.advance(Math.min(SAMPLE, seconds - t));
+        const hit = newPressingContact(sim.simulation.contacts(), before);
+        const onTable = hit && (hit.a === 'table' ? links.has(hit.b) : hit.b === 'table' && links.has(hit.a));
+        if (hit && !onTable) met ??= `${plan.motor}'s touch would bring ${hit.a} onto ${hit.b}`;
+      }
+    };
+    const log = await runTouch({ bus: sim.bus, now: () => sim.clock.now(), wait }, config, plan);
+    return met ?? (log.samples.length >= log.read / 2 ? undefined : `${plan.motor} would not press there`);
   } finally {
     await sim.close();
   }

@@ -18,7 +18,7 @@ import type { MovePath } from '../robot/trajectory.ts';
 import { defaultCalibration } from './defaults.ts';
 import { refusedSwingLine, skippedSwingLine, swingExcitation } from './clearance.ts';
 import { type FitJob, fitInWorker, planInWorker, planTouchesInWorker } from './fit-thread.ts';
-import { type TouchLog, runTouch, touchLine } from './touch.ts';
+import { type TouchLog, runTouch, touchLine, touchesStartLine } from './touch.ts';
 import { type MotorLog, type Rig, SETTLE, runMotor, runPlan } from './run.ts';
 
 export type RunState = 'idle' | 'running' | 'fitting' | 'done' | 'stopped' | 'failed';
@@ -276,6 +276,7 @@ export class CalibrationRun {
   async #touch(into: TouchLog[], signal: AbortSignal): Promise<void> {
     const { config } = this.#opts;
     const plans = await (this.#opts.planTouches ?? planTouchesInWorker)(config.source || config.name, signal);
+    if (plans.length) this.#say(touchesStartLine(plans.length));
     for (const [k, plan] of plans.entries()) {
       if (signal.aborted) return;
       const which = `touch ${k + 1}/${plans.length}`;

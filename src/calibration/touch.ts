@@ -90,6 +90,11 @@ export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
  * came out twice as far off), 128 for the MX (the Torso's arms fold under a press at 32 and the press reads nothing).
  */
 const touchP = (model: string) => (model === 'XL-320' ? 32 : 128);
+/** What a run says before its touches: what the arm will do, and what the user keeps clear. */
+export function touchesStartLine(count: number): string {
+  return `${count} touches of the table: the arm lowered gently onto it and pressed (keep the table clear within its reach)`;
+}
+
 /** What a run says of a touch done. */
 export function touchLine(which: string, plan: TouchPlan, log: TouchLog): string {
   return `${which}: ${plan.motor} put the ${plan.link} on the table (${log.samples.length} of ${log.read} readings pressing)`;
@@ -318,6 +323,7 @@ export async function runTouches(
 ): Promise<TouchLog[]> {
   const logs: TouchLog[] = [];
   const specs = touchSpecs(config);
+  if (specs.length) onProgress?.(touchesStartLine(specs.length));
   for (const [k, spec] of specs.entries()) {
     if (rig.stopped?.()) break;
     const plan = await planTouch(config, urdf, spec);

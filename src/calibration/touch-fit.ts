@@ -62,6 +62,7 @@ export async function fitTouches(
   if (!table) throw new Error(`${config.name}: no table in its world to touch`);
   const geo = geometry ?? (await tableGeometry(urdf, table));
   const names = config.motors.map((m) => m.name);
+  // The unknowns at no offset and the config's table: where the fit starts, and the links' heights are first read.
   const zero = new Array<number>(names.length + 1).fill(0);
   // One equation per distinct set of readings: a joint at rest repeats its count, which says nothing new.
   const touches: Contact[][] = logs
@@ -80,10 +81,9 @@ export async function fitTouches(
       return kept;
     });
   const all = touches.flat();
-  const probe = new Array<number>(names.length + 1).fill(0);
-  const J0 = columnsAt(geo, names, all, probe, 0.5);
+  const J0 = columnsAt(geo, names, all, zero, 0.5);
   const seen = J0.map((col, i) => i >= names.length || col.some((v) => Math.abs(v) > UNSEEN_M_PER_DEG));
-  const free = probe.map((_, i) => i).filter((i) => seen[i]);
+  const free = zero.map((_, i) => i).filter((i) => seen[i]);
   const unseen = names.filter((_, i) => !seen[i]);
   if (touches.length <= free.length)
     return {
@@ -93,7 +93,7 @@ export async function fitTouches(
       residualMm: NaN,
       rejected: `${touches.length} touches pressed, too few for the ${free.length - 1} offsets they see and the table's height`,
     };
-  const x = gaussNewton(geo, names, all, free, probe);
+  const x = gaussNewton(geo, names, all, free, zero);
   const r = all.map((c) => gapAt(geo, names, c, x));
   const J = columnsAt(geo, names, all, x, 0.2);
   const sigmas = touchSigmas(J, r, all, free, touches.length, priorWeights(names, free));

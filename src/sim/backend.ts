@@ -14,7 +14,7 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
 import type { ServoParams } from '../config/calibration.ts';
 import { jointStopsOf } from './build-world.ts';
-import { SimServo } from './servo.ts';
+import { type FirmwareState, SimServo } from './servo.ts';
 import { SimHands } from './hand.ts';
 import { readRegister, writeRegister } from './servo-registers.ts';
 import { SimCamera } from './camera.ts';
@@ -267,6 +267,21 @@ export class SimBackend implements Backend {
     this.#hands.release();
     this.#world?.free();
     this.#world = undefined;
+  }
+
+  /** Each servo's firmware state, by motor id (what a scratch copy of this robot takes over). */
+  firmwareStates(): Map<number, FirmwareState> {
+    return new Map([...this.#servos].map(([id, servo]) => [id, servo.firmwareState()]));
+  }
+
+  /** Gives these servos the firmware states of another robot's (after setPose: the holds are kept relative). */
+  takeFirmwareStates(states: ReadonlyMap<number, FirmwareState>): void {
+    for (const [id, state] of states) this.#servos.get(id)?.takeFirmwareState(state);
+  }
+
+  /** Sets each stiff servo's I term from the load its real one reports (percent of stall, raw frame), by motor id. */
+  matchLoads(loads: ReadonlyMap<number, number>): void {
+    for (const [id, load] of loads) this.#servos.get(id)?.matchLoad(load);
   }
 
   /** Present joint angles (rad) by joint name, read from the physics: what the rendered camera is posed from. */

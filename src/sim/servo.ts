@@ -90,6 +90,23 @@ export function withParams(model: ServoModel, p: ServoParams | undefined): Servo
   };
 }
 
+/**
+ * The firmware's state that no register shows: the speed profile's setpoint, the I term, the gearbox's hold (how far
+ * the joint is from where it took hold) and whether the torque was on. A scratch copy of a servo (the guard's) takes
+ * it over, so that its first steps start as the copied servo's next ones would.
+ */
+export interface FirmwareState {
+  /** rad, encoder frame. */
+  readonly setpoint: number;
+  /** rad.s */
+  readonly integral: number;
+  /** rad from where the gearbox took hold to the joint; NaN: not held. */
+  readonly heldBy: number;
+  /** rad/s */
+  readonly lastSpeed: number;
+  readonly enabled: boolean;
+}
+
 export class SimServo {
   readonly id: number;
   readonly spec: ModelSpec;
@@ -176,6 +193,44 @@ export class SimServo {
     this.#lastQdot = speed;
     this.#heldAt = NaN;
     this.goalPosition = degToPosition(this.spec, q / DEG);
+  }
+
+  firmwareState(): FirmwareState {
+    return {
+      setpoint: this.#setpoint,
+      integral: this.#integral,
+      heldBy: this.#q - this.#heldAt,
+      lastSpeed: this.#lastQdot,
+      enabled: this.#wasEnabled,
+    };
+  }
+
+  /** Takes over another servo's firmware state, at this servo's angle (after placeAt). */
+  takeFirmwareState(state: FirmwareState): void {
+    this.#setpoint = state.setpoint;
+    this.#integral = state.integral;
+    this.#heldAt = this.#q - state.heldBy;
+    this.#lastQdot = state.lastSpeed;
+    this.#wasEnabled = state.enabled;
+  }
+
+  /**
+   * Sets the I term so that the motor's duty here gives the load the real servo reports (percent of stall torque):
+   * the one hidden state a reading pins down. A limp servo, or one without an I term, keeps its own.
+   */
+  matchLoad(loadPercent: number): void {
+    const { kp, ki, kd, margin } = this.#gains();
+    if (!this.#wasEnabled || ki <= 0) return;
+    const m = this.model;
+    const gain = m.errorGain * USER_TO_RAW_P;
+    // torque = kt.duty.vin/r - kt^2.dq/r (motorTorque), solved for the duty.
+    const duty =
+      (((loadPercent / 100) * this.#stall + (m.kt * m.kt * this.#qdot) / m.r) * m.r) / (m.kt * m.vin);
+    let error = this.#setpoint - this.#q;
+    if (Math.abs(error) < margin) error = 0;
+    else error -= Math.sign(error) * margin;
+    const limit = (m.maxPwm * (this.torqueLimit / 1023)) / (gain * ki);
+    this.#integral = Math.min(limit, Math.max(-limit, (duty / gain - kp * error + kd * this.#qdot) / ki));
   }
 
   /**

@@ -86,7 +86,7 @@ try {
     for (const [name, to, duration] of MOVES) {
       const upright = { motors: NAMES, positions: NAMES.map(() => 0), duration: 1, wait: true };
       await call('POST', '/motors/goto.json?force=true', upright);
-      await sleep(2500);
+      await sleep(Number(process.env.BENCH_GUARD_SETTLE_MS ?? 6000));
       const body = { motors: NAMES, positions: to, duration, wait: false };
       const refused = await call('POST', '/motors/goto.json', body);
       const predicted = Number(/at ([\d.]+) s,/.exec(String(refused.body.details))?.[1]);

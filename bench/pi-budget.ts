@@ -174,11 +174,13 @@ function groupRss(pids: readonly number[]): { pid: number; what: string; rssMb: 
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
       const what = cmd[0]?.endsWith('ffmpeg')
         ? 'ffmpeg'
-        : cmd.some((c) => c.includes('bus'))
-          ? `bus process (${path.basename(cmd.at(-1) ?? '')})`
-          : cmd.includes('dist/main.js')
-            ? 'server (+ twin)'
-            : cmd.slice(0, 2).join(' ');
+        : cmd[0]?.endsWith('gst-launch-1.0')
+          ? 'gst-launch-1.0'
+          : cmd.some((c) => c.includes('bus'))
+            ? `bus process (${path.basename(cmd.at(-1) ?? '')})`
+            : cmd.includes('dist/main.js')
+              ? 'server (+ twin)'
+              : cmd.slice(0, 2).join(' ');
       out.push({ pid, what, rssMb: rss, pssMb: pss });
     } catch {
       // gone meanwhile
@@ -435,7 +437,8 @@ export async function runBudget(
       '--shadow',
       `--robot=${robot}`,
       `--serial=${emulator.device}`,
-      ...(camera ? ['--camera=lavfi:testsrc'] : []),
+      // BENCH_PI_CAMERA: another capture (`gst:videotestsrc is-live=true`, GStreamer's) than ffmpeg's test source.
+      ...(camera ? [`--camera=${process.env.BENCH_PI_CAMERA ?? 'lavfi:testsrc'}`] : []),
       // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
       ...(process.env.BENCH_PI_TWIN_HZ ? [`--shadow-physics-hz=${process.env.BENCH_PI_TWIN_HZ}`] : []),
     ]);

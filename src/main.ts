@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<void> {
     )
     .option(
       '--camera <device|command>',
-      'real only: V4L2 device (/dev/video0) or a capture command for ffmpeg',
+      'real only: V4L2 device (/dev/video0), ffmpeg input, or gst:<GStreamer source> (gst:libcamerasrc)',
     )
     .addOption(
       new Option('--camera-realism <on|off>', "sim only: the camera's lens and sensor model, or clean frames")

@@ -37,7 +37,7 @@ import { MARKER_CODES } from './vision/marker.ts';
 import { createWebView } from './ui/plugin.ts';
 import type { StateStream } from './ui/stream.ts';
 import { RealBackend, type RealOptions } from './real/backend.ts';
-import { FfmpegCamera } from './real/camera.ts';
+import { CaptureCamera } from './real/camera.ts';
 import { RobotMetrics } from './http/metrics.ts';
 import type { WorldScheduler } from './sim/scheduler.ts';
 import { shadowRoutes } from './http/routes/shadow.ts';
@@ -159,11 +159,11 @@ async function createBackend(
   if (opts.backend === 'real') {
     const logger = opts.logger ?? silentLogger;
     const log = (line: string) => logger.warn(line);
-    let camera: FfmpegCamera | undefined;
+    let camera: CaptureCamera | undefined;
     if (opts.camera) {
       if (!config.camera)
         throw new ConfigError('--camera', `the robot ${config.name} has no camera in its config`);
-      camera = new FfmpegCamera({
+      camera = new CaptureCamera({
         source: opts.camera,
         resolution: config.camera.resolution,
         fps: config.camera.fps,

@@ -1,10 +1,12 @@
 /**
- * The real robot's camera: frames from ffmpeg (Debian's package), raw RGB on its standard output, so one code path
- * serves a V4L2 webcam (`--camera=/dev/video0`, the Ergo Jr's Raspberry Pi camera through its V4L2 driver), a
- * picture or a video looped (`--camera=card.png`), a stream URL, or any ffmpeg input (`--camera="-f lavfi -i testsrc"`).
+ * The real robot's camera: frames from a capture process, raw RGB on its standard output. ffmpeg (Debian's package)
+ * serves a V4L2 webcam (`--camera=/dev/video0`), a picture or a video looped (`--camera=card.png`), a stream URL, or
+ * any ffmpeg input (`--camera="-f lavfi -i testsrc"`); GStreamer's gst-launch-1.0 serves `--camera=gst:<source
+ * elements>` (`gst:libcamerasrc`, the Raspberry Pi camera module on Raspberry Pi OS; `gst:v4l2src`): a fifth of
+ * ffmpeg's memory, which loads every codec library it links (docs/decisions/0070-camera-through-gstreamer.md).
  *
- * ffmpeg starts at the first grab (an idle camera costs nothing) and stops after IDLE_STOP_MS without one; the
- * latest frame is kept and served while it is younger than a few frame periods. When ffmpeg dies (camera unplugged,
+ * The capture starts at the first grab (an idle camera costs nothing) and stops after IDLE_STOP_MS without one; the
+ * latest frame is kept and served while it is younger than a few frame periods. When it dies (camera unplugged,
  * bad input), grabs answer a hardware error (HTTP 503) naming its last words, and the next grab after a back-off
  * starts it again: the motors never wait for the camera.
  */
@@ -12,27 +14,78 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Camera, Frame } from '../core/backend.ts';
 import { hardwareError } from '../core/errors.ts';
 
-/** ffmpeg is stopped after this long without a grab (ms). */
+/** The capture is stopped after this long without a grab (ms). */
 const IDLE_STOP_MS = 30_000;
-/** First restart delay after ffmpeg ends on its own, doubled per failure up to MAX_BACKOFF_MS. */
+/** First restart delay after the capture ends on its own, doubled per failure up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 10_000;
 /**
- * How long a grab waits for the first frame of a freshly started ffmpeg: a V4L2 device may take a second, and ffmpeg's
+ * How long a grab waits for the first frame of a freshly started capture: a V4L2 device may take a second, and ffmpeg's
  * first start after boot loads its libraries from disk (3.4 s here alone, over 5 s beside the test suite).
  */
 const START_TIMEOUT_MS = 15_000;
-const TIP =
+const FFMPEG_TIP =
   'check the --camera source (a V4L2 device such as /dev/video0, a picture, a URL, or ffmpeg input options) and that ffmpeg is installed (apt-get install ffmpeg)';
+const GST_TIP =
+  'check the --camera=gst: source elements (gst:libcamerasrc, gst:v4l2src device=/dev/video0) and that GStreamer is installed (apt-get install gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good, and gstreamer1.0-libcamera for libcamerasrc)';
 
-export interface FfmpegCameraOptions {
-  /** `/dev/video<N>`, a file or URL, `lavfi:<filtergraph>`, or ffmpeg input options starting with `-`. */
+/** `--camera=gst:<elements>`: a GStreamer source, the rest of the pipeline ours. */
+const GST_PREFIX = 'gst:';
+
+export interface CaptureCameraOptions {
+  /**
+   * `/dev/video<N>`, a file or URL, `lavfi:<filtergraph>`, or ffmpeg input options starting with `-` (ffmpeg); or
+   * `gst:<source elements>` (GStreamer).
+   */
   readonly source: string;
   readonly resolution: readonly [number, number];
   readonly fps: number;
   /** The ffmpeg executable (default `ffmpeg` on the PATH). */
   readonly ffmpeg?: string;
+  /** GStreamer's launcher (default `gst-launch-1.0` on the PATH). */
+  readonly gstLaunch?: string;
   readonly log?: (line: string) => void;
+}
+
+/** The capture's command line for a --camera source: raw RGB frames of `resolution` at `fps` on its stdout. */
+export function captureCommand(
+  opts: Pick<CaptureCameraOptions, 'source' | 'resolution' | 'fps' | 'ffmpeg' | 'gstLaunch'>,
+): { readonly tool: 'ffmpeg' | 'gst-launch-1.0'; readonly file: string; readonly args: string[] } {
+  const [w, h] = opts.resolution;
+  if (opts.source.startsWith(GST_PREFIX)) {
+    const source = opts.source.slice(GST_PREFIX.length).split(/\s+/).filter(Boolean);
+    return {
+      tool: 'gst-launch-1.0',
+      file: opts.gstLaunch ?? 'gst-launch-1.0',
+      // -q: nothing but the frames on stdout. The sink keeps the clock, so a source that is not live is paced too.
+      args: [
+        '-q',
+        ...source,
+        ...['!', 'videoconvert', '!', 'videoscale', '!', 'videorate', '!'],
+        `video/x-raw,format=RGB,width=${w},height=${h},framerate=${opts.fps}/1`,
+        ...['!', 'fdsink', 'fd=1', 'sync=true'],
+      ],
+    };
+  }
+  return {
+    tool: 'ffmpeg',
+    file: opts.ffmpeg ?? 'ffmpeg',
+    args: [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      ...ffmpegInput(opts.source, opts.resolution, opts.fps),
+      '-an',
+      '-vf',
+      `scale=${w}:${h},fps=${opts.fps}`,
+      '-pix_fmt',
+      'rgb24',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
+  };
 }
 
 /** ffmpeg's input options for a --camera source. */
@@ -49,14 +102,16 @@ export function ffmpegInput(source: string, resolution: readonly [number, number
   return ['-re', '-stream_loop', '-1', '-i', source];
 }
 
-export class FfmpegCamera implements Camera {
+export class CaptureCamera implements Camera {
   readonly resolution: readonly [number, number];
   readonly fps: number;
-  readonly #opts: FfmpegCameraOptions;
+  readonly #opts: CaptureCameraOptions;
+  readonly #command: ReturnType<typeof captureCommand>;
+  readonly #tip: string;
   readonly #frameBytes: number;
   #child: ChildProcess | undefined;
   /**
-   * Two frame buffers made once: ffmpeg's bytes are copied into `#filling` as they come, and a full one is swapped
+   * Two frame buffers made once: the capture's bytes are copied into `#filling` as they come, and a full one is swapped
    * with `#last`. A frame is copied out only when someone takes it, so 20 frames a second allocate nothing.
    */
   #filling: Buffer;
@@ -70,8 +125,10 @@ export class FfmpegCamera implements Camera {
   #closed = false;
   #frames = 0;
 
-  constructor(opts: FfmpegCameraOptions) {
+  constructor(opts: CaptureCameraOptions) {
     this.#opts = opts;
+    this.#command = captureCommand(opts);
+    this.#tip = this.#command.tool === 'ffmpeg' ? FFMPEG_TIP : GST_TIP;
     this.resolution = opts.resolution;
     this.fps = opts.fps;
     this.#frameBytes = opts.resolution[0] * opts.resolution[1] * 3;
@@ -79,17 +136,17 @@ export class FfmpegCamera implements Camera {
     this.#last = Buffer.allocUnsafeSlow(this.#frameBytes);
   }
 
-  /** Frames received from ffmpeg since start (tests, diagnostics). */
+  /** Frames received from the capture since start (tests, diagnostics). */
   get framesReceived(): number {
     return this.#frames;
   }
 
-  /** ffmpeg's process id while it runs (diagnostics, tests). */
+  /** The capture's process id while it runs (diagnostics, tests). */
   get pid(): number | undefined {
     return this.#child?.pid;
   }
 
-  /** Whether ffmpeg is running now. */
+  /** Whether the capture is running now. */
   get running(): boolean {
     return this.#child !== undefined;
   }
@@ -104,13 +161,13 @@ export class FfmpegCamera implements Camera {
     if (!this.#child) {
       const failure = this.#failure;
       if (failure && now < failure.retryAt)
-        throw hardwareError(`the camera is not available: ${failure.message}`, TIP);
+        throw hardwareError(`the camera is not available: ${failure.message}`, this.#tip);
       this.#start();
     }
     return this.#nextFrame(this.#latest ? Math.max(1000, 5000 / this.fps) : START_TIMEOUT_MS);
   }
 
-  /** Stops ffmpeg; grabs then fail. Idempotent. */
+  /** Stops the capture; grabs then fail. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#stop();
@@ -125,30 +182,15 @@ export class FfmpegCamera implements Camera {
       };
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(hardwareError(`no frame from the camera within ${timeoutMs} ms`, TIP, this.#stderrTail));
+        reject(hardwareError(`no frame from the camera within ${timeoutMs} ms`, this.#tip, this.#stderrTail));
       }, timeoutMs);
       this.#waiters.push(waiter);
     });
   }
 
   #start(): void {
-    const [w, h] = this.resolution;
-    const args = [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-nostdin',
-      ...ffmpegInput(this.#opts.source, this.resolution, this.fps),
-      '-an',
-      '-vf',
-      `scale=${w}:${h},fps=${this.fps}`,
-      '-pix_fmt',
-      'rgb24',
-      '-f',
-      'rawvideo',
-      'pipe:1',
-    ];
-    const child = spawn(this.#opts.ffmpeg ?? 'ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { tool, file, args } = this.#command;
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#filled = 0;
     this.#stderrTail = '';
@@ -156,10 +198,10 @@ export class FfmpegCamera implements Camera {
     child.stderr!.on('data', (chunk: Buffer) => {
       this.#stderrTail = (this.#stderrTail + chunk.toString()).slice(-500);
     });
-    child.on('error', (err) => this.#ended(child, `cannot run ffmpeg: ${err.message}`));
+    child.on('error', (err) => this.#ended(child, `cannot run ${tool}: ${err.message}`));
     child.on('exit', (code, signal) => {
       const words = this.#stderrTail.trim().split('\n').pop() ?? '';
-      this.#ended(child, `ffmpeg ended (${signal ?? `exit code ${code}`})${words ? `: ${words}` : ''}`);
+      this.#ended(child, `${tool} ended (${signal ?? `exit code ${code}`})${words ? `: ${words}` : ''}`);
     });
   }
 
@@ -202,7 +244,7 @@ export class FfmpegCamera implements Camera {
     const backoff = Math.min(MAX_BACKOFF_MS, this.#failure ? this.#failure.backoff * 2 : FIRST_BACKOFF_MS);
     this.#failure = { message, retryAt: performance.now() + backoff, backoff };
     this.#opts.log?.(`camera: ${message}; retrying on the next grab after ${backoff} ms`);
-    this.#rejectWaiters(hardwareError(`the camera is not available: ${message}`, TIP));
+    this.#rejectWaiters(hardwareError(`the camera is not available: ${message}`, this.#tip));
   }
 
   #rejectWaiters(err: Error): void {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { until } from '../helpers.ts';
-import { FfmpegCamera, ffmpegInput } from '../../src/real/camera.ts';
+import { CaptureCamera, captureCommand, ffmpegInput } from '../../src/real/camera.ts';
 import { detectMarkers } from '../../src/vision/detect.ts';
 import { MARKER_CODES, markerImage } from '../../src/vision/marker.ts';
 import { decodePng, encodePng } from '../../src/vision/png.ts';
@@ -72,6 +72,66 @@ describe('real camera: ffmpeg input options', () => {
   });
 });
 
+describe('real camera: the GStreamer capture (--camera=gst:...)', function () {
+  this.timeout(30000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'poppy-camera-gst-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('puts the source elements before our conversion to RGB frames of the robot size and rate, on stdout', () => {
+    const { tool, file, args } = captureCommand({
+      source: 'gst:v4l2src  device=/dev/video0',
+      resolution: [640, 480],
+      fps: 20,
+    });
+    expect([tool, file]).to.deep.equal(['gst-launch-1.0', 'gst-launch-1.0']);
+    expect(args.slice(0, 3)).to.deep.equal(['-q', 'v4l2src', 'device=/dev/video0']);
+    expect(args.join(' ')).to.contain(
+      'video/x-raw,format=RGB,width=640,height=480,framerate=20/1 ! fdsink fd=1',
+    );
+    expect(captureCommand({ source: '/dev/video0', resolution: [640, 480], fps: 20 }).tool).to.equal(
+      'ffmpeg',
+    );
+  });
+
+  it('the marker detector finds the card of a picture GStreamer decodes and repeats, at the asked rate', async () => {
+    const file = path.join(dir, 'tetris.png');
+    writeFileSync(file, encodePng(cardPicture(MARKER_CODES.tetris!)));
+    const camera = new CaptureCamera({
+      source: `gst:filesrc location=${file} ! pngdec ! imagefreeze`,
+      resolution: [640, 480],
+      fps: 20,
+    });
+    try {
+      const frame = await camera.grab();
+      expect([frame.width, frame.height]).to.deep.equal([640, 480]);
+      expect(detectMarkers(frame).map((m) => m.id)).to.deep.equal([MARKER_CODES.tetris]);
+      // Paced by the sink's clock (a repeated picture is not live): about 20 frames a second, not as fast as it can.
+      const n = camera.framesReceived;
+      const t0 = performance.now();
+      await until('ten more frames', async () => (camera.framesReceived >= n + 10 ? true : undefined));
+      expect((performance.now() - t0) / 1000).to.be.above(0.3);
+    } finally {
+      await camera.close();
+    }
+  });
+
+  it("a pipeline GStreamer refuses: a hardware error with its words and GStreamer's install tip", async () => {
+    const camera = new CaptureCamera({ source: 'gst:nosuchelement', resolution: [160, 120], fps: 10 });
+    try {
+      let err: RobotError | undefined;
+      await camera.grab().catch((e: unknown) => (err = e as RobotError));
+      expect(err).to.be.instanceOf(RobotError);
+      expect(err!.message).to.match(/gst-launch-1\.0 ended .*no element "nosuchelement"/);
+      expect(err!.tip).to.match(/gstreamer1\.0-tools/);
+    } finally {
+      await camera.close();
+    }
+  });
+});
+
 describe('real camera: frames through ffmpeg', function () {
   this.timeout(30000);
   let dir: string;
@@ -81,7 +141,7 @@ describe('real camera: frames through ffmpeg', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("an ffmpeg test source gives frames of the robot's resolution, fresh ones as time goes, nothing before the first grab", async () => {
-    const camera = new FfmpegCamera({
+    const camera = new CaptureCamera({
       source: 'lavfi:testsrc=size=320x240:rate=20',
       resolution: [640, 480],
       fps: 20,
@@ -110,7 +170,7 @@ describe('real camera: frames through ffmpeg', function () {
 
   it('a frame taken keeps its pixels while later frames arrive (the capture reuses two buffers of its own)', async () => {
     // testsrc's counter and moving gradient change every frame: a frame sharing the capture's buffers would change.
-    const camera = new FfmpegCamera({
+    const camera = new CaptureCamera({
       source: 'lavfi:testsrc=size=160x120:rate=20',
       resolution: [160, 120],
       fps: 20,
@@ -132,7 +192,7 @@ describe('real camera: frames through ffmpeg', function () {
   it('the marker detector finds the card of a looped picture in the frames ffmpeg delivers', async () => {
     const file = path.join(dir, 'tetris.png');
     writeFileSync(file, encodePng(cardPicture(MARKER_CODES.tetris!)));
-    const camera = new FfmpegCamera({ source: file, resolution: [640, 480], fps: 10 });
+    const camera = new CaptureCamera({ source: file, resolution: [640, 480], fps: 10 });
     try {
       const frame = await camera.grab();
       const found = detectMarkers(frame);
@@ -144,7 +204,7 @@ describe('real camera: frames through ffmpeg', function () {
 
   it("a source that ends answers a hardware error with ffmpeg's reason, then starts again after a back-off", async () => {
     const logs: string[] = [];
-    const camera = new FfmpegCamera({
+    const camera = new CaptureCamera({
       source: 'lavfi:testsrc=size=160x120:rate=20:duration=0.5',
       resolution: [160, 120],
       fps: 20,
@@ -173,7 +233,7 @@ describe('real camera: frames through ffmpeg', function () {
   });
 
   it('a source ffmpeg cannot open: a hardware error naming the cause, not a hang', async () => {
-    const camera = new FfmpegCamera({
+    const camera = new CaptureCamera({
       source: path.join(dir, 'missing.png'),
       resolution: [160, 120],
       fps: 10,
@@ -241,7 +301,7 @@ describe('real backend with --camera, over the bus emulator', function () {
     // The camera goes away mid-run (its capture process killed, its source gone): frame.png is a JSON 503, the
     // motors keep answering.
     rmSync(file);
-    const camera = server.backend.camera as FfmpegCamera;
+    const camera = server.backend.camera as CaptureCamera;
     expect(camera.pid).to.be.a('number');
     process.kill(camera.pid!, 'SIGKILL');
     const gone = await until('frame.png to fail', async () => {

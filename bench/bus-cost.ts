@@ -39,7 +39,8 @@ function cycles(metrics: string): number {
   return Number(line?.split(' ')[1] ?? NaN);
 }
 
-async function startServer(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+/** `node dist/main.js <args>` on a random port, once it says it listens. */
+export async function startServer(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, ['dist/main.js', ...args, '--port', String(port)], {
     cwd: ROOT,

@@ -7,7 +7,6 @@
  * the emulator's physics says at which step the tip first presses the table. The move's start on the robot's clock
  * comes from when each goal count of the motor that travels furthest arrives, less the plan's time of that count.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,18 +18,13 @@ import { startEmulator } from '../src/emulator/emulator.ts';
 import { Motor } from '../src/robot/motor.ts';
 import { gotoPath } from '../src/robot/trajectory.ts';
 import { newPressingContact, pairKey } from '../src/sim/contacts.ts';
+import { ERGO_JR_INTO_TABLE } from '../test/shadow/held.ts';
+import { startServer } from './bus-cost.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const FIXTURE = path.join(ROOT, 'test/shadow/fixtures/ergo-jr-seed-2.calibration.json');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TICK = 0.02;
-const MOVES: [string, number[], number][] = [
-  ['a bow', [0, 60, 40, 0, 0, 0], 2],
-  ['a fast bow', [0, 60, 40, 0, 0, 0], 1],
-  ['a long reach', [0, 30, 70, 0, 30, 0], 2],
-  ['a bow to the side', [60, 50, 50, 0, 20, 0], 1.5],
-  ['a bent wrist', [0, 20, 30, 0, 90, 0], 1.5],
-];
 const NAMES = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
 
 const [seedArg = '2', calArg = FIXTURE, roundsArg = '1'] = process.argv.slice(2);
@@ -42,33 +36,15 @@ await saveCalibration(truthFile, drawTrueParams(config, Number(seedArg)));
 const emulator = await startEmulator({ robot: 'ergo-jr', servoParams: truthFile });
 const sim = emulator.sim;
 
-const port = 20000 + Math.floor(Math.random() * 20000);
-const url = `http://127.0.0.1:${port}`;
-const server: ChildProcess = spawn(
-  process.execPath,
-  [
-    'dist/main.js',
-    '--backend=real',
-    '--robot=ergo-jr',
-    `--serial=${emulator.path}`,
-    '--shadow',
-    '--guard',
-    ...(calArg === 'none' ? [] : [`--calibration=${path.resolve(calArg)}`]),
-    '--port',
-    String(port),
-  ],
-  { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-);
-let log = '';
-await new Promise<void>((resolve, reject) => {
-  const onData = (d: Buffer) => {
-    log += d.toString();
-    if (/listening on http/.test(log)) resolve();
-  };
-  server.stdout!.on('data', onData);
-  server.stderr!.on('data', onData);
-  server.once('exit', (code) => reject(new Error(`server exited with ${code}: ${log.slice(-2000)}`)));
-});
+const server = await startServer([
+  '--backend=real',
+  '--robot=ergo-jr',
+  `--serial=${emulator.path}`,
+  '--shadow',
+  '--guard',
+  ...(calArg === 'none' ? [] : [`--calibration=${path.resolve(calArg)}`]),
+]);
+const { url } = server;
 
 async function call(method: string, p: string, body?: unknown) {
   const res = await fetch(url + p, {
@@ -83,7 +59,7 @@ const rows: string[] = [];
 try {
   for (const m of NAMES) await call('POST', `/motors/${m}/registers/compliant/value.json`, false);
   for (let round = 0; round < Number(roundsArg); round++)
-    for (const [name, to, duration] of MOVES) {
+    for (const [name, to, duration] of ERGO_JR_INTO_TABLE) {
       const upright = { motors: NAMES, positions: NAMES.map(() => 0), duration: 1, wait: true };
       await call('POST', '/motors/goto.json?force=true', upright);
       await sleep(Number(process.env.BENCH_GUARD_SETTLE_MS ?? 6000));
@@ -142,8 +118,8 @@ try {
       console.log(rows[rows.length - 1]);
     }
 } finally {
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
+  server.child.kill('SIGTERM');
+  await new Promise((r) => server.child.once('exit', r));
   await emulator.close();
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -47,6 +47,8 @@ export interface MotorComparison {
   readonly band: number;
   /** The band's dead band (degrees): DEAD_BAND_DEG, or the calibration's (calibratedDeadBands). */
   readonly deadBand: number;
+  /** How far from its goal the servo's gearbox may hold a still joint (degrees, restingAtGoal); 0: not given. */
+  readonly restBand: number;
   readonly state: MotorShadowState;
 }
 
@@ -102,6 +104,21 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
     bands.set(name, Math.max(floor, BAND.RESIDUAL_FACTOR * m.residualRmsDeg));
   }
   return bands;
+}
+
+/**
+ * Both joints still and each within `restBand` of the twin's goal: where a stiff servo's gearbox holds a joint after a
+ * move depends on the side and speed it came from, and its I term takes a second or more to bring it to the goal
+ * (decision 0071). A joint pushed, blocked or slipped beyond the band is still compared.
+ */
+function restingAtGoal(real: Reading, twin: Reading, restBand: number): boolean {
+  if (restBand <= 0 || twin.goal === undefined) return false;
+  const still = Math.abs(real.speed) <= BAND.STILL_DEG_S && Math.abs(twin.speed) <= BAND.STILL_DEG_S;
+  return (
+    still &&
+    Math.abs(real.position - twin.goal) <= restBand &&
+    Math.abs(twin.position - twin.goal) <= restBand
+  );
 }
 
 /**
@@ -170,14 +187,25 @@ export class Comparator {
         inBandSince: undefined,
         offlineSince: undefined,
         event: undefined,
-        last: { motor, real: null, twin: null, error: null, band: deadBand, deadBand, state: 'agree' },
+        last: {
+          motor,
+          real: null,
+          twin: null,
+          error: null,
+          band: deadBand,
+          deadBand,
+          restBand: 0,
+          state: 'agree',
+        },
       });
     }
   }
 
   /**
    * One comparison at time `t` (s): `real` undefined when the motor gave no reading this cycle, `online` false when
-   * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare.
+   * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare. `restBand`
+   * (degrees): how far from its goal the servo's gearbox may hold it at rest (restBandDeg); two still joints each
+   * within it of the goal agree, whichever side each stopped on.
    */
   update(
     t: number,
@@ -186,6 +214,7 @@ export class Comparator {
     online: boolean,
     twin: Reading,
     compliant: boolean,
+    restBand = 0,
   ): MotorComparison {
     const k = this.#tracks.get(motor)!;
     if (this.#paused) {
@@ -198,6 +227,7 @@ export class Comparator {
         error,
         band: k.deadBand,
         deadBand: k.deadBand,
+        restBand,
         state: 'paused',
       });
     }
@@ -234,19 +264,20 @@ export class Comparator {
         error: null,
         band,
         deadBand,
+        restBand,
         state: k.event ? k.event.kind : 'diverging',
       });
     }
     k.offlineSince = undefined;
     if (k.event?.kind === 'offline') this.#clear(k, t);
-    if (!real) return (k.last = { ...k.last, twin, band });
+    if (!real) return (k.last = { ...k.last, twin, band, restBand });
     const error = real.position - twin.position;
     if (compliant) {
       k.overSince = undefined;
       if (k.event) this.#clear(k, t);
-      return (k.last = { motor, real, twin, error, band, deadBand, state: 'compliant' });
+      return (k.last = { motor, real, twin, error, band, deadBand, restBand, state: 'compliant' });
     }
-    if (Math.abs(error) > band) {
+    if (Math.abs(error) > band && !restingAtGoal(real, twin, restBand)) {
       k.inBandSince = undefined;
       if (k.overSince === undefined) {
         k.overSince = t;
@@ -272,7 +303,7 @@ export class Comparator {
       : k.overSince !== undefined
         ? 'diverging'
         : 'agree';
-    return (k.last = { motor, real, twin, error, band, deadBand, state });
+    return (k.last = { motor, real, twin, error, band, deadBand, restBand, state });
   }
 
   /**

@@ -9,9 +9,18 @@
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import { type BusRegister, type RawValue, positionToDeg, speedToDegS } from '../dynamixel/registers.ts';
+import {
+  type BusRegister,
+  type RawValue,
+  complianceSlopeToP,
+  positionToDeg,
+  speedToDegS,
+} from '../dynamixel/registers.ts';
 import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { SimBackend } from '../sim/backend.ts';
+import { withParams } from '../sim/servo.ts';
+import { type ServoModel, servoModel } from '../sim/servo-models.ts';
+import { restBandDeg } from '../sim/servo-band.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
 import type { CycleLog } from './cycle-log.ts';
@@ -38,6 +47,8 @@ const FOLLOW_SLACK_DEG = 1;
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
+  /** Its servo's model with the calibration's friction and gain: how far from a goal its gearbox holds it at rest. */
+  readonly model: ServoModel;
 }
 
 export interface ShadowOptions {
@@ -98,6 +109,7 @@ export class ShadowTwin {
       id: m.id,
       name: m.name,
       spec: opts.real.models.get(m.id)!,
+      model: withParams(servoModel(opts.real.models.get(m.id)!), opts.servoParams?.get(m.id)),
       frame: m,
     }));
     this.comparator = new Comparator({
@@ -343,6 +355,7 @@ export class ShadowTwin {
       ),
     );
     await this.#opts.cycleLog?.record(t, sim.bus, this.#motors, realPos);
+    const rawKp = await this.#pGains();
     for (const m of this.#motors) {
       const twin = {
         ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
@@ -355,11 +368,28 @@ export class ShadowTwin {
         values.get('present_load')?.get(m.id),
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
-      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0);
+      const restBand = restBandDeg(m.model, rawKp.get(m.id) ?? 0);
+      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand);
     }
     if (resuming) this.comparator.resume();
     this.stats.cycles++;
     this.stats.busyMs += performance.now() - started;
+  }
+
+  /** Each motor's raw P gain now, as the twin's servos hold it (the AX's compliance slope acts as one). */
+  async #pGains(): Promise<Map<number, number>> {
+    const sim = this.sim;
+    const byLoop = (control: string) =>
+      this.#motors.filter((m) => m.spec.control === control).map((m) => m.id);
+    const pid = byLoop('pid');
+    const slope = byLoop('compliance');
+    const out = new Map<number, number>();
+    // [D, I, P] on the servo.
+    if (pid.length) for (const [id, v] of await sim.bus.read(pid, 'pid')) out.set(id, (v as number[])[2]!);
+    if (slope.length)
+      for (const [id, v] of await sim.bus.read(slope, 'compliance_slope'))
+        out.set(id, complianceSlopeToP(Math.min(...(v as number[]))));
+    return out;
   }
 }
 

@@ -22,10 +22,14 @@ export function pSlope(model: ServoModel, rawKp: number): number {
  * P 32: 2.45; the MX family's friction takes half the motor's torque, which doubles its band.
  */
 export function deadBandDeg(motor: Motor): number {
-  const model = servoModel(motor.spec);
+  return restBandDeg(servoModel(motor.spec), rawPGain(motor));
+}
+
+/** deadBandDeg of a model (a calibrated one: its own friction and gain) at a raw P gain. */
+export function restBandDeg(model: ServoModel, rawKp: number): number {
   const f = model.friction;
   // A zero gain holds nothing: counted as the smallest gain, so the band stays a (wide) number.
-  const slope = pSlope(model, Math.max(1, rawPGain(motor))) * (1 - f.kMot - f.kMotS);
+  const slope = pSlope(model, Math.max(1, rawKp)) * (1 - f.kMot - f.kMotS);
   return ((f.kc + f.kcs) / slope) * (180 / Math.PI);
 }
 

@@ -3,12 +3,14 @@
  * gotos, the others limp, moved by a hand or resting where they fell, 5 % of the replies dropped. The twin follows
  * the limp joints and judges the stiff ones: no event.
  */
+import path from 'node:path';
 import { expect } from 'chai';
 import { userToRaw } from '../../src/core/frames.ts';
 import { mulberry32, uniform } from '../../src/core/prng.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
-import { BAND } from '../../src/shadow/comparator.ts';
+import { BAND, calibratedDeadBands } from '../../src/shadow/comparator.ts';
+import { loadCalibration } from '../../src/config/calibration.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../../src/dynamixel/registers.ts';
 import { SimBackend } from '../../src/sim/backend.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
@@ -187,6 +189,8 @@ const SECONDS = Number(process.env.SHADOW_HOLD_S ?? 30);
 
 /** The RMS residual of the Ergo Jr's fits on the emulator (bench/README.md, 0.43-0.64 degree): the floor's band. */
 const FIT_RESIDUAL_DEG = 0.5;
+/** `npx tsx bench/calibration.ts ergo-jr 2 all <out>`: the fit of the servos seed 2 draws. */
+const FITTED = path.join(import.meta.dirname, 'fixtures', 'ergo-jr-seed-2.calibration.json');
 
 describe('shadow twin beside a half-limp robot, on a sim clock', function () {
   this.timeout(60000 + SECONDS * 1000);
@@ -205,6 +209,23 @@ describe('shadow twin beside a half-limp robot, on a sim clock', function () {
         await b.close();
       }
     });
+  it(`ergo-jr with a fitted calibration (servos drawn with seed 2, the twin loading the fit of them): ${SECONDS} s, no event`, async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const fitted = await loadCalibration(FITTED, config);
+    const b = await besideTwin('ergo-jr', 0.05, 1, fitted, {}, drawTrueParams(config, 2));
+    try {
+      await holdAndMove(b, ERGO_JR_HELD, SECONDS, 1);
+      // The fit's residuals and its offsets (not identified: the default floor) set the bands.
+      const status = b.twin.status().motors;
+      expect(status.map((m) => m.deadBand)).to.deep.equal(
+        config.motors.map((m) => calibratedDeadBands(fitted).get(m.name)),
+      );
+      expect(b.events).to.deep.equal([]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it(`ergo-jr calibrated (servos drawn with seed 7, the twin loading them, residual ${FIT_RESIDUAL_DEG} deg): narrower bands, ${SECONDS} s, no event`, async () => {
     const config = await loadRobotConfig('ergo-jr');
     const cal = drawTrueParams(config, 7);

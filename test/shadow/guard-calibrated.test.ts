@@ -26,17 +26,10 @@ import { SimBackend } from '../../src/sim/backend.ts';
 import { newPressingContact, pairKey } from '../../src/sim/contacts.ts';
 import type { UrdfRobot } from '../../src/urdf/types.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
+import { ERGO_JR_INTO_TABLE } from './held.ts';
 
 const FIT = path.join(import.meta.dirname, 'fixtures', 'ergo-jr-seed-2.calibration.json');
 const TICK = 1 / 50;
-/** Gotos from upright that put the tip on the table: [name, user degrees m1-m6, duration s]. */
-const INTO_TABLE: [string, number[], number][] = [
-  ['a bow', [0, 60, 40, 0, 0, 0], 2],
-  ['a fast bow', [0, 60, 40, 0, 0, 0], 1],
-  ['a long reach', [0, 30, 70, 0, 30, 0], 2],
-  ['a bow to the side', [60, 50, 50, 0, 20, 0], 1.5],
-  ['a bent wrist', [0, 20, 30, 0, 90, 0], 1.5],
-];
 
 describe('the guard with a calibration, against the emulated robot', function () {
   this.timeout(60000);
@@ -105,7 +98,7 @@ describe('the guard with a calibration, against the emulated robot', function ()
   /** Each move's predicted and real contact times, the guard and its twin loading `cal`. */
   async function predictAndDrive(cal: Calibration | undefined, hidden = true) {
     const out: { move: string; predicted: number; real: number; links: string[] }[] = [];
-    for (const [name, to, duration] of INTO_TABLE) {
+    for (const [name, to, duration] of ERGO_JR_INTO_TABLE) {
       const robot = await upright(truth);
       const twin = await upright(cal);
       const { pose, loads } = await measured(robot);

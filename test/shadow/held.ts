@@ -174,3 +174,15 @@ export async function soakHeld(rig: ShadowRig, plan: HoldPlan, seconds: number, 
     warnings: rig.logs.slice(from).filter((l) => l.startsWith('shadow:')),
   };
 }
+
+/**
+ * Gotos of the upright Ergo Jr that put its tip on the table (the guard's contact time, issue 45): [what, user degrees
+ * of m1-m6, duration s]. The bent wrist meets the robot's own base as it lands.
+ */
+export const ERGO_JR_INTO_TABLE: readonly (readonly [string, readonly number[], number])[] = [
+  ['a bow', [0, 60, 40, 0, 0, 0], 2],
+  ['a fast bow', [0, 60, 40, 0, 0, 0], 1],
+  ['a long reach', [0, 30, 70, 0, 30, 0], 2],
+  ['a bow to the side', [60, 50, 50, 0, 20, 0], 1.5],
+  ['a bent wrist', [0, 20, 30, 0, 90, 0], 1.5],
+];

@@ -138,11 +138,18 @@ export async function besideTwin(
   seed = 1,
   calibration?: Calibration,
   twinOptions: Partial<ShadowOptions> = {},
+  /** The real servos' own parameters, when they are not the twin's calibration (a fit of them). */
+  realServos: Calibration | undefined = calibration,
 ): Promise<Beside> {
   const config = await loadRobotConfig(robot);
   const urdf = await loadUrdf(config.urdfPath);
   const servoParams = calibration && servoParamsOf(calibration);
-  const sim = new SimBackend({ config, urdf, speed: 'manual', servoParams });
+  const sim = new SimBackend({
+    config,
+    urdf,
+    speed: 'manual',
+    servoParams: realServos && servoParamsOf(realServos),
+  });
   await sim.open();
   const real = new SimReal(sim, config.bus.protocol, dropRate, seed);
   const events: string[] = [];

@@ -235,6 +235,25 @@ describe('the divergence comparator', () => {
     expect(c.events()[0]!.until).to.be.a('number');
   });
 
+  it("two still joints each within the servo's rest band of the goal agree, whichever side; beyond it they are compared", () => {
+    const rest = 2.45; // an XL-320 at P 32 (restBandDeg)
+    const at = (position: number, goal: number, speed = 0): Reading => ({ position, speed, load: 0, goal });
+    const run = (real: Reading, twin: Reading) => {
+      const { c, seen } = make();
+      for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', real, true, twin, false, rest);
+      return seen;
+    };
+    // 4 degrees apart beyond a 3-degree band, each 2 from the goal on its own side: where two servos can rest.
+    expect(run(at(42, 40), at(38, 40))).to.deep.equal([]);
+    // The real one 3 degrees from the goal, beyond its rest band (pushed, blocked): an event.
+    expect(run(at(43, 40), at(39.5, 40))).to.deep.equal(['raised offset']);
+    // Still moving, or no rest band given (a limp servo, a gain of 0): compared as before.
+    expect(run(at(42, 40, 10), at(38, 40))).to.have.length(1);
+    const { c, seen } = make();
+    for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', at(42, 40), true, at(38, 40), false);
+    expect(seen).to.deep.equal(['raised offset']);
+  });
+
   it("with a calibration, a motor's dead band is its fit's residual x 3, at least the floor (the default's without its offset)", () => {
     const cal = defaultCalibration(ergoJr);
     cal.motors.m1!.residualRmsDeg = 0.3;

@@ -33,6 +33,10 @@ const statusAnswer = z.object({
       deadBand: z.number().meta({
         description: "the band's dead band, degrees: 3, or from the loaded calibration's fit residual",
       }),
+      restBand: z.number().meta({
+        description:
+          "how far from its goal the servo's gearbox may hold a still joint, degrees (its model with the calibration's friction and gain, at its P gain now): two still joints each within it of the goal agree",
+      }),
       state: z.enum(['agree', 'diverging', 'compliant', 'paused', ...kind.options]).meta({
         description:
           'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json)',

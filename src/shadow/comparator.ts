@@ -1,3 +1,4 @@
+// Over 400 lines: one state machine per motor (its bands, hold windows and classification) shares its track.
 /**
  * The divergence comparator: per motor, the real servo's readings against the twin's, within a band the servo model
  * explains (docs/reference/servo-models.md): a dead band (the encoder's count, the gearbox's stiction and the P
@@ -112,13 +113,11 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
  * (decision 0071). A joint pushed, blocked or slipped beyond the band is still compared.
  */
 function restingAtGoal(real: Reading, twin: Reading, restBand: number): boolean {
-  if (restBand <= 0 || twin.goal === undefined) return false;
-  const still = Math.abs(real.speed) <= BAND.STILL_DEG_S && Math.abs(twin.speed) <= BAND.STILL_DEG_S;
-  return (
-    still &&
-    Math.abs(real.position - twin.goal) <= restBand &&
-    Math.abs(twin.position - twin.goal) <= restBand
-  );
+  const goal = twin.goal;
+  if (restBand <= 0 || goal === undefined) return false;
+  const near = (r: Reading) =>
+    Math.abs(r.speed) <= BAND.STILL_DEG_S && Math.abs(r.position - goal) <= restBand;
+  return near(real) && near(twin);
 }
 
 /**

@@ -171,7 +171,10 @@ describe('the bus process: the sync loop in a process of its own', function () {
       while (performance.timeOrigin + performance.now() - from < 400);
       const to = performance.timeOrigin + performance.now();
       expect(server.robot.ticks, 'robot ticks while blocked').to.equal(ticks);
-      await new Promise((r) => setTimeout(r, 200));
+      // The reports of the cycles run meanwhile cross the IPC channel once this thread is free: wait for a later one.
+      await until('a cycle started after the block', async () =>
+        cycles.some((c) => c.startedAt > to) ? true : undefined,
+      );
       const during = cycles.filter((c) => c.startedAt >= from && c.startedAt <= to);
       // 20 cycles are due in 400 ms; an in-process loop would have started none.
       expect(during.length, 'cycles started on the bus while the server was blocked').to.be.at.least(16);

@@ -219,17 +219,13 @@ export class SimServo {
    * the one hidden state a reading pins down. A limp servo, or one without an I term, keeps its own.
    */
   matchLoad(loadPercent: number): void {
-    const { kp, ki, kd, margin } = this.#gains();
+    const { kp, ki, kd, error, maxDuty, gain } = this.#loop(this.#q);
     if (!this.#wasEnabled || ki <= 0) return;
     const m = this.model;
-    const gain = m.errorGain * USER_TO_RAW_P;
     // torque = kt.duty.vin/r - kt^2.dq/r (motorTorque), solved for the duty.
     const duty =
       (((loadPercent / 100) * this.#stall + (m.kt * m.kt * this.#qdot) / m.r) * m.r) / (m.kt * m.vin);
-    let error = this.#setpoint - this.#q;
-    if (Math.abs(error) < margin) error = 0;
-    else error -= Math.sign(error) * margin;
-    const limit = (m.maxPwm * (this.torqueLimit / 1023)) / (gain * ki);
+    const limit = maxDuty / (gain * ki);
     this.#integral = Math.min(limit, Math.max(-limit, (duty / gain - kp * error + kd * this.#qdot) / ki));
   }
 
@@ -278,13 +274,7 @@ export class SimServo {
       const delta = goal - this.#setpoint;
       this.#setpoint += Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
 
-      const { kp, ki, kd, margin } = this.#gains();
-      let error = this.#setpoint - q;
-      if (Math.abs(error) < margin) error = 0;
-      else error -= Math.sign(error) * margin;
-      // torque_limit caps the duty as the firmware does (the PWM ceiling scales with it).
-      const maxDuty = m.maxPwm * (this.torqueLimit / 1023);
-      const gain = m.errorGain * USER_TO_RAW_P;
+      const { kp, ki, kd, error, maxDuty, gain } = this.#loop(q);
       if (ki > 0) {
         // Anti-windup by conditional integration (our choice; the firmware's is not documented): the integral grows
         // only while the duty is not saturated (or growing brings it back), and never asks more than the duty ceiling.
@@ -375,6 +365,16 @@ export class SimServo {
       motorTorque: torque,
       frictionBudget: budget,
     };
+  }
+
+  /** The position loop at encoder angle q: its gains, the error past the margin, the duty ceiling and the gain. */
+  #loop(q: number) {
+    const { kp, ki, kd, margin } = this.#gains();
+    const e = this.#setpoint - q;
+    const error = Math.abs(e) < margin ? 0 : e - Math.sign(e) * margin;
+    // torque_limit caps the duty as the firmware does (the PWM ceiling scales with it).
+    const maxDuty = this.model.maxPwm * (this.torqueLimit / 1023);
+    return { kp, ki, kd, error, maxDuty, gain: this.model.errorGain * USER_TO_RAW_P };
   }
 
   #gains(): { kp: number; ki: number; kd: number; margin: number } {

@@ -200,7 +200,9 @@ export class CaptureCamera implements Camera {
     });
     child.on('error', (err) => this.#ended(child, `cannot run ${tool}: ${err.message}`));
     child.on('exit', (code, signal) => {
-      const words = this.#stderrTail.trim().split('\n').pop() ?? '';
+      // ffmpeg ends with the cause; GStreamer names it on its first ERROR line, then its consequences.
+      const lines = this.#stderrTail.trim().split('\n');
+      const words = lines.find((l) => l.startsWith('ERROR: from element')) ?? lines.pop() ?? '';
       this.#ended(child, `${tool} ended (${signal ?? `exit code ${code}`})${words ? `: ${words}` : ''}`);
     });
   }

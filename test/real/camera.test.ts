@@ -130,6 +130,22 @@ describe('real camera: the GStreamer capture (--camera=gst:...)', function () {
       await camera.close();
     }
   });
+
+  it('a device GStreamer cannot open: the error names it, not the pipeline that failed after it', async () => {
+    const camera = new CaptureCamera({
+      source: 'gst:v4l2src device=/dev/video-none',
+      resolution: [160, 120],
+      fps: 10,
+    });
+    try {
+      let err: RobotError | undefined;
+      await camera.grab().catch((e: unknown) => (err = e as RobotError));
+      expect(err).to.be.instanceOf(RobotError);
+      expect(err!.message).to.match(/Cannot identify device '\/dev\/video-none'/);
+    } finally {
+      await camera.close();
+    }
+  });
 });
 
 describe('real camera: frames through ffmpeg', function () {

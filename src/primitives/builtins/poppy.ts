@@ -96,6 +96,21 @@ export class TemperatureMonitoring extends Behaviour {
   }
 }
 
+/** dance_beat_motion's goals at `t` s (user degrees): amplitude `A`, beat `F` Hz. */
+export function danceBeatGoals(t: number, A: number, F: number, humanoid = false): Record<string, number> {
+  const goals: Record<string, number> = {
+    head_y: sin(A / 2, F, t),
+    head_z: sin(A / 2, F / 2, t),
+    bust_x: sin(A / 6, F / 2, t) + sin(A / 6, F / 4, t),
+    l_shoulder_y: sin(A / 3, F / 2, t),
+    r_shoulder_y: -sin(A / 3, F / 2, t),
+    r_elbow_y: sin(A / 2, F, t, -20),
+    l_elbow_y: sin(A / 2, F / 2, t, -20),
+  };
+  if (humanoid) goals.abs_x = -sin(A / 8, F / 4, t) + sin(A / 6, F / 4, t);
+  return goals;
+}
+
 /**
  * dance_beat_motion (SimpleBodyBeatMotion, 50 Hz): head, bust and arms swing to the beat (bpm 50, amplitude 10).
  * Like pypot it does not make the motors stiff (run init_position first); its teardown powers the robot up.
@@ -126,18 +141,7 @@ export class DanceBeatMotion extends Behaviour {
   }
 
   protected override update(t: number): void {
-    const A = this.amplitude;
-    const F = this.beat;
-    const goals: Record<string, number> = {
-      head_y: sin(A / 2, F, t),
-      head_z: sin(A / 2, F / 2, t),
-      bust_x: sin(A / 6, F / 2, t) + sin(A / 6, F / 4, t),
-      l_shoulder_y: sin(A / 3, F / 2, t),
-      r_shoulder_y: -sin(A / 3, F / 2, t),
-      r_elbow_y: sin(A / 2, F, t, -20),
-      l_elbow_y: sin(A / 2, F / 2, t, -20),
-    };
-    if (this.#humanoid) goals.abs_x = -sin(A / 8, F / 4, t) + sin(A / 6, F / 4, t);
+    const goals = danceBeatGoals(t, this.amplitude, this.beat, this.#humanoid);
     for (const [motor, goal] of Object.entries(goals)) this.request(motor, 'goal_position', goal);
   }
 

@@ -186,3 +186,15 @@ export const ERGO_JR_INTO_TABLE: readonly (readonly [string, readonly number[], 
   ['a bow to the side', [60, 50, 50, 0, 20, 0], 1.5],
   ['a bent wrist', [0, 20, 30, 0, 90, 0], 1.5],
 ];
+
+/**
+ * Gotos of the upright Torso (every motor at 0: the elbows bent, the forearms ahead over the table) that put a forearm
+ * on the table: [what, user degrees by motor, duration s].
+ */
+export const TORSO_INTO_TABLE: readonly (readonly [string, Readonly<Record<string, number>>, number])[] = [
+  ['a bow', { bust_y: 35 }, 2],
+  ['a left forearm down', { l_elbow_y: 85 }, 1.5],
+  ['a right forearm down', { r_elbow_y: 85 }, 1.5],
+  ['a bow to the left', { bust_y: 25, bust_x: 20 }, 1.5],
+  ['a fast bow', { bust_y: 35 }, 1],
+];

@@ -183,7 +183,7 @@ for (const [name, move, seconds] of MOVES[robot]!) {
     const per = config.motors.map((m) => rms(log, twin, m.name));
     const all = Math.sqrt(per.reduce((s, v) => s + v * v, 0) / per.length);
     console.log(
-      `${name} | twin ${label} | RMS ${all.toFixed(2)} deg | ` +
+      `${name} | twin ${label} | RMS ${all.toFixed(3)} deg | ` +
         config.motors.map((m, i) => `${m.name} ${per[i]!.toFixed(2)}`).join(' '),
     );
   }

@@ -13,6 +13,7 @@ import { loadCalibration, servoParamsOf } from '../src/config/calibration.ts';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { userToRaw } from '../src/core/frames.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../src/dynamixel/registers.ts';
+import { sin } from '../src/primitives/builtins/common.ts';
 import { danceBeatGoals } from '../src/primitives/builtins/poppy.ts';
 import { SimBackend } from '../src/sim/backend.ts';
 import { loadUrdf } from '../src/urdf/parse.ts';
@@ -41,9 +42,6 @@ const through =
 /** User degrees (missing motors at 0) to raw degrees by motor name. */
 const raw = (user: Record<string, number>): Record<string, number> =>
   Object.fromEntries(config.motors.map((m) => [m.name, userToRaw(m, user[m.name] ?? 0)]));
-const sin = (amplitude: number, hz: number, t: number, offset = 0) =>
-  offset + amplitude * Math.sin(2 * Math.PI * hz * t);
-
 const ERGO_JR_POSES = [
   { m1: 0, m2: 0, m3: 0, m4: 0, m5: 0, m6: 0 },
   { m1: 30, m2: -20, m3: 25, m4: 40, m5: -20, m6: 10 },

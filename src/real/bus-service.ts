@@ -3,12 +3,12 @@
  * (bus-messages.ts). It runs in a process of its own in production (bus-process.ts), or in the server's process on
  * an in-memory binding in unit tests, so that both run this same code.
  */
-import { WallClock } from '../core/clock.ts';
 import { raiseScheduling } from '../core/priority.ts';
 import { BusDriver } from './driver.ts';
 import { ReportThrottle, SyncLoop } from './sync-loop.ts';
 import { type FromBus, type ToBus, toWire } from './bus-messages.ts';
 import type { SerialBinding } from './serial-binding.ts';
+import { TimerClock } from './timer-clock.ts';
 
 /**
  * How long the bus process, signalled to stop (SIGTERM, SIGINT, SIGHUP: systemd stops the whole unit, Ctrl-C the
@@ -16,12 +16,6 @@ import type { SerialBinding } from './serial-binding.ts';
  * as configured and ends: the server's shutdown takes at most 2 s (README "Shutdown").
  */
 export const BUS_SIGNAL_GRACE_MS = 2000;
-
-/**
- * The sync loop wakes on its timer alone: yielding turns for the last millisecond cost a quarter of the bus process's
- * CPU for p99 lateness 1 ms instead of 2 (docs/decisions/0060-the-bus-process-per-cycle.md).
- */
-const BUS_WAKE_EARLY_MS = 0;
 
 export interface BusService {
   receive(m: ToBus): void;
@@ -86,7 +80,9 @@ export function serveBus(opts: BusServiceOptions): BusService {
       const driver = new BusDriver(m.setup, log, opts.binding);
       const loop = new SyncLoop(driver, {
         hz: m.setup.hz,
-        clock: new WallClock({ wakeEarlyMs: BUS_WAKE_EARLY_MS }),
+        // One timer a cycle wakes the loop (timer-clock.ts): yielding turns for the last millisecond cost a quarter of
+        // the bus process's CPU for p99 lateness 1 ms instead of 2 (docs/decisions/0060-the-bus-process-per-cycle.md).
+        clock: new TimerClock(),
         log,
         onCycle: (report) => reports.add(report),
       });

@@ -5,6 +5,7 @@
  * emulated bus in memory (src/emulator/memory-binding.ts), so that the driver and the sync loop run without socat.
  */
 import fs from 'node:fs';
+import type net from 'node:net';
 import tty from 'node:tty';
 import type { SerialPort as SerialPortType } from 'serialport';
 
@@ -19,7 +20,10 @@ export interface SerialOpenOptions {
 export interface SerialConnection {
   /** Resolves once the bytes are handed to the device (sent before anything written after them). */
   write(bytes: Uint8Array): Promise<void>;
-  /** Bytes as they arrive, in order. One listener. */
+  /**
+   * Bytes as they arrive, in order. One listener. A chunk may be a view on the binding's read buffer, valid until the
+   * listener returns: a listener keeps a copy of what it keeps.
+   */
   onData(listener: (chunk: Uint8Array) => void): void;
   close(): Promise<void>;
 }
@@ -28,6 +32,9 @@ export interface SerialBinding {
   /** Rejects with the device's reason (not found, permission denied, locked). */
   open(options: SerialOpenOptions): Promise<SerialConnection>;
 }
+
+/** The tty's reads land in a buffer this size (a reply of a whole bus is a few hundred bytes; more is read in turns). */
+const READ_BUFFER_BYTES = 4096;
 
 /**
  * serialport's binding. On Linux, once serialport has opened and set up the device (baud, raw mode, its exclusive
@@ -56,13 +63,34 @@ export const nodeSerialBinding: SerialBinding = {
       }
     }
     let stream: tty.ReadStream | undefined;
+    let listener: ((chunk: Uint8Array) => void) | undefined;
     if (own !== undefined) {
-      // `writable`: one handle both ways (two on one descriptor would each close it).
-      stream = new tty.ReadStream(own, { writable: true } as ConstructorParameters<typeof tty.ReadStream>[1]);
+      // `writable`: one handle both ways (two on one descriptor would each close it). `onread` (net.Socket's option,
+      // which tty.ReadStream passes on): each read lands in one buffer of ours and goes straight to the listener,
+      // without a Buffer allocated per read nor the Readable stream's push and 'data' event, nor its read-more tick.
+      const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
+        writable: true,
+        onread: {
+          buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+          callback: (n, buffer) => {
+            listener?.(buffer.subarray(0, n));
+            return true;
+          },
+        },
+      };
+      stream = new tty.ReadStream(own, options);
       stream.on('error', () => {});
     }
     return {
       write(bytes) {
+        // Straight to the descriptor while the stream is open and holds nothing back (a tty takes a packet at once):
+        // the same bytes in the same order, without the Writable's request, callback and tick. What the device does
+        // not take at once (EAGAIN, a part, an error) goes through the stream, as everything did.
+        if (stream && own !== undefined && !stream.destroyed && stream.writableLength === 0) {
+          const done = writeNow(own, bytes);
+          if (done === bytes.length) return Promise.resolve();
+          bytes = bytes.subarray(done);
+        }
         return new Promise<void>((resolve) => {
           if (stream) stream.write(Buffer.from(bytes), () => resolve());
           else {
@@ -71,9 +99,12 @@ export const nodeSerialBinding: SerialBinding = {
           }
         });
       },
-      onData(listener) {
-        if (stream) stream.on('data', listener);
-        else port.on('data', listener);
+      onData(l) {
+        // A stream made with `onread` starts reading once resumed (tty.ReadStream's start is manual).
+        if (stream) {
+          listener = l;
+          stream.resume();
+        } else port.on('data', l);
       },
       async close() {
         const s = stream;
@@ -84,3 +115,12 @@ export const nodeSerialBinding: SerialBinding = {
     };
   },
 };
+
+/** Writes to `fd` what it takes at once: the count of bytes taken (0 when none, as on EAGAIN or an error). */
+function writeNow(fd: number, bytes: Uint8Array): number {
+  try {
+    return fs.writeSync(fd, bytes);
+  } catch {
+    return 0;
+  }
+}

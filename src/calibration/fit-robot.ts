@@ -10,7 +10,15 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { servoModel } from '../sim/servo-models.ts';
 import { defaultCalibration } from './defaults.ts';
-import { type FitResult, MAX_RELATIVE_SIGMA, fitMotor, keptEstimate, round } from './fit.ts';
+import {
+  type FitResult,
+  MAX_RELATIVE_SIGMA,
+  type NeighbourSigmas,
+  PRIOR_LOG_SIGMA,
+  fitMotor,
+  keptEstimate,
+  round,
+} from './fit.ts';
 import type { MotorLog } from './run.ts';
 
 export interface FitRobotOptions {
@@ -38,7 +46,13 @@ export async function fitRobot(
     const known = pass === 1 ? touchedParams(config, opts.touched) : servoParamsOf(into);
     for (const log of logs) {
       const others = known && new Map([...known].filter(([id]) => id !== log.id));
-      const fitted = await fitMotor(config, urdf, log, opts.budget, others, opts.touched?.get(log.motor));
+      // The last pass carries how well the others are known into each figure's sigma (the first's are replaced).
+      const neighbours = pass === passes ? neighbourSigmas(config, into, log.id) : undefined;
+      const fitted = await fitMotor(config, urdf, log, opts.budget, {
+        others,
+        touched: opts.touched?.get(log.motor),
+        neighbours,
+      });
       const first = results.get(log.motor);
       const result = first ? widened(fitted, first, config, log.motor) : fitted;
       results.set(log.motor, result);
@@ -47,6 +61,31 @@ export async function fitRobot(
     for (const [motor, result] of results) into.motors[motor] = result.calibration;
   }
   return results;
+}
+
+/**
+ * How well `cal` knows each servo but `ownId`: each figure's relative sigma as the sigma of its log, the prior's
+ * (PRIOR_LOG_SIGMA) where it has none (a model's default, or a figure not pinned and set back to it).
+ */
+export function neighbourSigmas(
+  config: RobotConfig,
+  cal: Calibration,
+  ownId: number,
+): Map<number, NeighbourSigmas> {
+  const out = new Map<number, NeighbourSigmas>();
+  for (const m of config.motors) {
+    const c = cal.motors[m.name];
+    if (m.id === ownId || !c) continue;
+    const log = (e: { value: number; sigma: number | null } | undefined, prior: number) =>
+      e?.sigma == null || !(e.value > 0) ? prior : Math.log1p(e.sigma / e.value);
+    out.set(m.id, {
+      gain: log(c.gain, PRIOR_LOG_SIGMA.gain),
+      armature: log(c.armature, PRIOR_LOG_SIGMA.armature),
+      kv: log(c.friction.kv, PRIOR_LOG_SIGMA.kv),
+      kcs: log(c.friction.kcs, PRIOR_LOG_SIGMA.kcs),
+    });
+  }
+  return out;
 }
 
 /** The servos' models with the touched offsets: the first pass's view of the joints that hold the pose. */

@@ -23,6 +23,38 @@ export const MAX_RELATIVE_SIGMA = 0.15 / 2;
 const MAX_OFFSET_SIGMA_DEG = 0.3 / 2;
 /** What is known of an offset before any fit: a horn within +-5 degrees, uniform (sigma 5 / sqrt 3). */
 export const PRIOR_OFFSET_SIGMA_DEG = 5 / Math.sqrt(3);
+/**
+ * What is known of a servo's dynamic figures before any fit, as sigmas of their logs: a servo of a model within
+ * friction x0.5-x2 (log-uniform), armature x0.7-x1.5 and gain x0.8-x1.2 of it (uniform in the log: range / sqrt 12).
+ */
+export const PRIOR_LOG_SIGMA: Readonly<NeighbourSigmas> = {
+  gain: Math.log(1.2 / 0.8) / Math.sqrt(12),
+  armature: Math.log(1.5 / 0.7) / Math.sqrt(12),
+  kv: Math.log(4) / Math.sqrt(12),
+  kcs: Math.log(4) / Math.sqrt(12),
+};
+
+/** How well another servo's dynamic figures are known: the sigma of each one's log (its relative sigma). */
+export interface NeighbourSigmas {
+  readonly gain: number;
+  readonly armature: number;
+  readonly kv: number;
+  readonly kcs: number;
+}
+
+/** What a motor's fit knows of the rest of the robot. */
+export interface FitContext {
+  /** The other servos as a first pass fitted them (fitRobot's second pass); absent: their models. */
+  readonly others?: ReadonlyMap<number, ServoParams>;
+  /** The offset the table's touches found (touch.ts): held there, the approaches not fitted. */
+  readonly touched?: { value: number; sigma: number };
+  /**
+   * How well each other servo is known (by id): the shift of this motor's figures when one of them is one sigma off
+   * is part of their sigmas. The joints that carry the swing give under it as their own servos do, and a fit that
+   * takes them for known pins this one's figures where they are not (the Torso's r_shoulder_x kv, +205 % at 4 %).
+   */
+  readonly neighbours?: ReadonlyMap<number, NeighbourSigmas>;
+}
 
 export interface FitResult {
   readonly calibration: MotorCalibration;
@@ -50,19 +82,21 @@ export async function fitMotor(
   urdf: UrdfRobot,
   log: MotorLog,
   budget = { dynamics: 50, offset: 15, all: 30 },
-  /** The other servos as a first pass fitted them (fitRobot's second pass); absent: their models. */
-  others?: ReadonlyMap<number, ServoParams>,
-  /** The offset the table's touches found (touch.ts): held there, the approaches not fitted. */
-  touched?: { value: number; sigma: number },
+  { others, touched, neighbours }: FitContext = {},
 ): Promise<FitResult> {
   const motor = config.motors.find((m) => m.name === log.motor)!;
   const spec = modelSpec(motor.model);
   const base = servoModel(spec);
   const params = (x: readonly number[]) => servoParamsAt(base, x);
   let evaluations = 0;
-  const residuals = async (x: readonly number[], from = 0, to = log.t.length): Promise<Float64Array> => {
+  const residuals = async (
+    x: readonly number[],
+    from = 0,
+    to = log.t.length,
+    around = others,
+  ): Promise<Float64Array> => {
     evaluations++;
-    const sim = await simulate(config, urdf, params(x), log, from, to, undefined, others);
+    const sim = await simulate(config, urdf, params(x), log, from, to, undefined, around);
     for (let k = 0; k < sim.length; k++) sim[k] = sim[k]! - log.position[from + k]!;
     return sim;
   };
@@ -118,7 +152,10 @@ export async function fitMotor(
   const r0 = polished.r;
   const rms = Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length);
   const heldSd = keepOffset ? offsetSd : PRIOR_OFFSET_SIGMA_DEG;
-  const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), heldSd);
+  const around = await neighbourShifts(config, motor.id, neighbours, others, (o) =>
+    residuals(x, 0, log.t.length, o),
+  );
+  const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), heldSd, around);
   // Not yet at the optimum: the step still proposed is an error of the figure the sigma must cover.
   for (const i of FREE) sigmas[i] = Math.max(sigmas[i]!, Math.abs(polished.lastStep[i]!));
   sigmas[0] = offsetSd;
@@ -163,6 +200,47 @@ export async function fitMotor(
       notIdentifiable,
     },
   };
+}
+
+/**
+ * For each other servo of `neighbours` (by id), the change of the residuals at the optimum when its dynamic figures are
+ * all one sigma higher than the fit took them (`others`, else its model's): one run of the forward model each. One
+ * joint perturbation per servo, not one per figure: a servo stiffer, slower and holding harder at once is the
+ * direction a joint that carries the swing errs in, and it costs a twelfth of the Torso's fit, not a third.
+ */
+async function neighbourShifts(
+  config: RobotConfig,
+  ownId: number,
+  neighbours: FitContext['neighbours'],
+  others: FitContext['others'],
+  residualsAround: (others: ReadonlyMap<number, ServoParams>) => Promise<Float64Array>,
+): Promise<Float64Array[]> {
+  if (!neighbours?.size) return [];
+  const base = new Map(
+    config.motors
+      .filter((m) => m.id !== ownId)
+      .map((m) => [
+        m.id,
+        others?.get(m.id) ?? servoParamsAt(servoModel(modelSpec(m.model)), [0, 0, 0, 0, 0]),
+      ]),
+  );
+  const r0 = await residualsAround(base);
+  const out: Float64Array[] = [];
+  for (const [id, s] of neighbours) {
+    const p = base.get(id);
+    if (!p || id === ownId) continue;
+    const up = (v: number | undefined, sigma: number) => (v === undefined ? v : v * Math.exp(sigma));
+    const moved = new Map(base).set(id, {
+      ...p,
+      errorGain: p.errorGain * Math.exp(s.gain),
+      armature: p.armature * Math.exp(s.armature),
+      friction: { ...p.friction, kv: up(p.friction.kv, s.kv), kcs: up(p.friction.kcs, s.kcs) },
+    });
+    const r = await residualsAround(moved);
+    for (let k = 0; k < r.length; k++) r[k] = r[k]! - r0[k]!;
+    out.push(r);
+  }
+  return out;
 }
 
 /** The coordinates Levenberg-Marquardt moves and the sandwich covers: all but the offset. */
@@ -269,6 +347,8 @@ export async function uncertainty(
   r0: Float64Array,
   segments: readonly [number, number][],
   offsetSigmaDeg: number,
+  /** The residuals' change when each other servo is one sigma off (neighbourShifts): more error to carry. */
+  around: readonly Float64Array[] = [],
 ): Promise<number[]> {
   const free = FREE;
   const J = await jacobian(residuals, x, free);
@@ -295,10 +375,17 @@ export async function uncertainty(
   }
   const g = segments.length;
   const correction = g > 1 ? g / (g - 1) : 1;
+  // Each other servo one sigma off moves the best figures by -(J^T J)^-1 J^T dr: added as independent errors.
+  const moves = around.map((dr) => {
+    const projectedDr = J.map((ji) => ji.reduce((s, v, k) => s + v * dr[k]!, 0));
+    return inv.map((row) => -row.reduce((s, v, k) => s + v * projectedDr[k]!, 0));
+  });
   const variance = (i: number) => {
-    let v = 0;
-    for (let k = 0; k < n; k++) for (let l = 0; l < n; l++) v += inv[i]![k]! * meat[k]![l]! * inv[l]![i]!;
-    return v * correction + shift[i]! * shift[i]! * offsetVariance;
+    let sandwich = 0;
+    for (let k = 0; k < n; k++)
+      for (let l = 0; l < n; l++) sandwich += inv[i]![k]! * meat[k]![l]! * inv[l]![i]!;
+    const neighbours = moves.reduce((s, m) => s + m[i]! * m[i]!, 0);
+    return sandwich * correction + neighbours + shift[i]! * shift[i]! * offsetVariance;
   };
   return [Infinity, ...free.map((_, i) => Math.sqrt(Math.max(0, variance(i))))];
 }

@@ -206,6 +206,12 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
   phases.mark('urdf');
+  // The shadow twin's step is timed before the bus process starts beside it (decisions/0061).
+  const log = (line: string, level: 'warn' | 'info' = 'info') => logger[level](line);
+  const stepS =
+    opts.backend === 'real' && (opts.shadow ?? config.shadow)
+      ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
+      : undefined;
   const backend = await createBackend(opts, config, urdf, servoParams);
   await backend.open();
   phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');
@@ -215,11 +221,6 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   // core/errors.ts, whose RobotErrors the error handler would not recognise (500 instead of 404).
   const real = backend instanceof RealBackend ? backend : undefined;
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
-  const log = (line: string, level: 'warn' | 'info' = 'info') => logger[level](line);
-  const stepS =
-    real && (opts.shadow ?? config.shadow)
-      ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
-      : undefined;
   const shadow =
     real && stepS
       ? new ShadowTwin({

@@ -249,6 +249,50 @@ interface Confinement {
   close(): Promise<void>;
 }
 
+/**
+ * BENCH_PI_APART=1 (v1): the bus process on a core of its own, as a Pi's four cores run it beside the server: once
+ * it has started (with the real-time time it asks for), it moves to a second group whose real-time runtime and CFS
+ * quota are each the whole share, and the server's group gets the whole share as its CFS quota.
+ */
+const APART = process.env.BENCH_PI_APART === '1';
+
+/** The group's PIDs (cgroup.procs). */
+const groupPids = (group: string): number[] =>
+  readFileSync(path.join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+
+/** Moves the bus process out of `group` into a group of its own at `share` (APART): resolves once moved. */
+async function busApart(
+  ctl: { version: 1 | 2; dir: string },
+  group: string,
+  share: number,
+): Promise<string | undefined> {
+  for (let i = 0; i < 600; i++) {
+    const bus = groupPids(group).find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bus-process');
+      } catch {
+        return false;
+      }
+    });
+    if (bus !== undefined) {
+      const dir = path.join(ctl.dir, `poppy-pi-bus-${process.pid}`);
+      mkdirSync(dir, { recursive: true });
+      const period = Math.round(1000 / share);
+      writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
+      writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), '1000');
+      writeFileSync(path.join(dir, 'cpu.shares'), '262144');
+      writeFileSync(path.join(dir, 'cpu.rt_period_us'), String(period));
+      writeFileSync(path.join(dir, 'cpu.rt_runtime_us'), '1000');
+      writeFileSync(path.join(dir, 'cgroup.procs'), String(bus));
+      const server = quotaFor(share, undefined, RT_FRACTION).periodUs;
+      writeFileSync(path.join(group, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * server))));
+      return dir;
+    }
+    await sleep(100);
+  }
+  return undefined;
+}
+
 function cgroupConfinement(
   ctl: { version: 1 | 2; dir: string },
   share: number,
@@ -256,20 +300,29 @@ function cgroupConfinement(
 ): Confinement {
   const group = confine(ctl, `poppy-pi-budget-${process.pid}`, share, periodUs);
   const rig = outsideGroup(ctl);
+  let apart: Promise<string | undefined> | undefined;
+  const groups = async () => [group, ...((await apart) ? [(await apart)!] : [])];
+  let busGroup: string | undefined;
   return {
-    how: `cgroup v${ctl.version}`,
+    how:
+      APART && ctl.version === 1
+        ? `cgroup v1, the bus process apart at the same share`
+        : `cgroup v${ctl.version}`,
     periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
     // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
     prefix: `echo $$ > '${group}/cgroup.procs' && exec`,
-    started: () => {},
-    pids: () =>
-      readFileSync(path.join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number),
+    started: () => {
+      if (!APART || ctl.version !== 1) return;
+      apart = busApart(ctl, group, share);
+      void apart.then((dir) => (busGroup = dir));
+    },
+    pids: () => [...groupPids(group), ...(busGroup ? groupPids(busGroup) : [])],
     throttled: () =>
       Number(/nr_throttled (\d+)/.exec(readFileSync(path.join(group, 'cpu.stat'), 'utf8'))?.[1] ?? NaN),
     async close() {
       // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
       writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
-      for (const dir of [group, rig])
+      for (const dir of [...(await groups()), rig])
         for (let i = 0; i < 50; i++) {
           try {
             rmdirSync(dir);

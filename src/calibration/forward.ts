@@ -1,7 +1,8 @@
 /**
  * The fit's forward model: the twin itself (the whole robot in Rapier at the manual clock), with candidate
  * parameters on the motor under test and the run's logged commands replayed on it, as the run sent them. Its
- * readings are the encoder's, unquantised (the joint's angle plus the offset), so the fit's error is smooth.
+ * readings are the encoder's as present_position has it (the joint's angle plus the offset, taken at the start of the
+ * step: decisions/0073), unquantised, so the fit's error is smooth.
  */
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -10,8 +11,6 @@ import { SimBackend } from '../sim/backend.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { Command } from './excitation.ts';
 import { type MotorLog, SAMPLE, SETTLE, runGains } from './run.ts';
-
-const DEG = Math.PI / 180;
 
 /** Encoder readings (raw degrees) at the log's samples [from, to), the twin's servo of `log.id` with `p`. */
 export async function simulate(
@@ -63,7 +62,7 @@ export async function simulate(
       if (cmd.torqueOn && (!last || cmd.goal !== last.goal || !last.torqueOn))
         await sim.bus.write('goal_position', new Map([[log.id, degToPosition(spec, cmd.goal)]]));
       last = cmd;
-      out[k - from] = sim.jointAngles().get(motor.name)! / DEG + p.offsetDeg;
+      out[k - from] = sim.encoderDeg(log.id);
       await sim.advance(SAMPLE);
     }
     return out;

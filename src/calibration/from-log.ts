@@ -24,7 +24,6 @@ import {
 import { nelderMead } from './least-squares.ts';
 import { runGains } from './run.ts';
 
-const DEG = Math.PI / 180;
 /** A motor whose goal spans less than this (degrees) with the torque on was not excited: nothing to fit. */
 export const MIN_EXCITATION_DEG = 5;
 /** The log's samples are grouped by this many seconds for the uncertainty's clusters. */
@@ -109,12 +108,7 @@ export async function replayAll(
     );
     await runGains(sim.bus, config);
     const out = new Map(read.map((name) => [name, new Float64Array(log.t.length)]));
-    const offsets = new Map(
-      read.map((name) => [
-        name,
-        servoParams?.get(config.motors.find((m) => m.name === name)!.id)?.offsetDeg ?? 0,
-      ]),
-    );
+    const ids = new Map(read.map((name) => [name, config.motors.find((m) => m.name === name)!.id]));
     for (let k = 0; k < log.t.length; k++) {
       for (const m of config.motors) {
         const now = log.motors[m.name]![k]!;
@@ -127,8 +121,8 @@ export async function replayAll(
         if (!before || now.torque !== before.torque)
           await sim.bus.write('torque_enable', new Map([[m.id, now.torque ? 1 : 0]]));
       }
-      const angles = sim.jointAngles();
-      for (const [name, series] of out) series[k] = angles.get(name)! / DEG + offsets.get(name)!;
+      // The encoder as present_position has it (a step older than the joint: decisions/0073).
+      for (const [name, series] of out) series[k] = sim.encoderDeg(ids.get(name)!);
       if (k + 1 < log.t.length) await sim.advance(Math.max(0, log.t[k + 1]! - log.t[k]!));
     }
     return out;

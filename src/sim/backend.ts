@@ -293,6 +293,17 @@ export class SimBackend implements Backend {
     return angles;
   }
 
+  /**
+   * What servo `id`'s encoder reads (degrees, raw frame, the offset included), unquantised: present_position before
+   * its rounding to counts. The servo takes its reading at the start of each step, so it is one step older than
+   * jointAngles(), as the register is (a fit compared to the register must read this: decisions/0073).
+   */
+  encoderDeg(id: number): number {
+    const servo = this.#servos.get(id);
+    if (!servo) throw new Error(`no servo ${id} on the simulated bus`);
+    return servo.angle / DEG;
+  }
+
   /** Present joint speeds (rad/s) by joint name: the camera's motion blur. */
   jointVelocities(): Map<string, number> {
     const world = this.#world;

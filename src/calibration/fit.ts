@@ -228,7 +228,7 @@ async function neighbourShifts(
   const out: Float64Array[] = [];
   for (const [id, s] of neighbours) {
     const p = base.get(id);
-    if (!p || id === ownId) continue;
+    if (!p) continue;
     const up = (v: number | undefined, sigma: number) => (v === undefined ? v : v * Math.exp(sigma));
     const moved = new Map(base).set(id, {
       ...p,
@@ -361,8 +361,12 @@ export async function uncertainty(
   const up = await residuals([x[0]! + hOffset, ...x.slice(1)]);
   const down = await residuals([x[0]! - hOffset, ...x.slice(1)]);
   const jOffset = up.map((v, k) => (v - down[k]!) / (2 * hOffset));
-  const projected = J.map((ji) => ji.reduce((s, v, k) => s + v * jOffset[k]!, 0));
-  const shift = inv.map((row) => -row.reduce((s, v, k) => s + v * projected[k]!, 0));
+  // What a change dr of the residuals moves the best figures by: -(J^T J)^-1 J^T dr.
+  const moveBy = (dr: ArrayLike<number>): number[] => {
+    const projected = J.map((ji) => ji.reduce((s, v, k) => s + v * dr[k]!, 0));
+    return inv.map((row) => -row.reduce((s, v, k) => s + v * projected[k]!, 0));
+  };
+  const shift = moveBy(jOffset);
   const offsetVariance = Math.min(offsetSigmaDeg, PRIOR_OFFSET_SIGMA_DEG) ** 2;
   const meat = free.map(() => new Array<number>(n).fill(0));
   for (const [a, b] of segments) {
@@ -375,11 +379,8 @@ export async function uncertainty(
   }
   const g = segments.length;
   const correction = g > 1 ? g / (g - 1) : 1;
-  // Each other servo one sigma off moves the best figures by -(J^T J)^-1 J^T dr: added as independent errors.
-  const moves = around.map((dr) => {
-    const projectedDr = J.map((ji) => ji.reduce((s, v, k) => s + v * dr[k]!, 0));
-    return inv.map((row) => -row.reduce((s, v, k) => s + v * projectedDr[k]!, 0));
-  });
+  // Each other servo one sigma off moves the best figures: added as independent errors.
+  const moves = around.map(moveBy);
   const variance = (i: number) => {
     let sandwich = 0;
     for (let k = 0; k < n; k++)

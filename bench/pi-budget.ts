@@ -17,6 +17,7 @@ import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 import { openViewers } from './ui.ts';
 import { serverNodeFlags } from '../src/core/memory.ts';
+import { TWIN_THREAD_NAME } from '../src/shadow/twin-engine-thread.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -159,6 +160,18 @@ export function histogramPercentile(a: Map<number, number>, b: Map<number, numbe
   return Infinity;
 }
 
+/** The CPU time (s) thread `tid` of `pid` has used. */
+function threadCpuS(pid: number, tid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /** RSS and PSS (MB) of each process in the group, with its command line shortened. */
 function groupRss(pids: readonly number[]): { pid: number; what: string; rssMb: number; pssMb: number }[] {
   const out = [];
@@ -227,6 +240,8 @@ export interface BudgetRow {
   readonly viewerHz: number;
   readonly cpuShareUsed: number;
   readonly throttledShare: number;
+  /** The twin's worker thread's CPU, share of a core (when it runs apart). */
+  readonly twinThreadShare?: number;
   readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
   readonly physicsLine: string;
   /** The server's line saying the twin's physics rate (src/shadow/physics-rate.ts). */
@@ -244,6 +259,8 @@ interface Confinement {
   readonly prefix: string;
   /** Called with the server's PID once it runs. */
   started(pid: number): void;
+  /** The twin's worker thread (TID) once moved apart, if it is (BENCH_PI_TWIN_THREAD=worker with APART). */
+  twinThread?(): Promise<number | undefined>;
   pids(): number[];
   throttled(): number;
   close(): Promise<void>;
@@ -255,6 +272,44 @@ interface Confinement {
  * quota are each the whole share, and the server's group gets the whole share as its CFS quota.
  */
 const APART = process.env.BENCH_PI_APART === '1';
+/**
+ * BENCH_PI_TWIN_THREAD=worker: the server with `--shadow-thread=worker` (what `auto` picks on a Pi's four cores); with
+ * APART (v1) the twin's thread, found by its name, moves to a third group at the whole share: a Pi core of its own.
+ */
+const TWIN_THREAD = process.env.BENCH_PI_TWIN_THREAD === 'worker' ? 'worker' : 'main';
+
+/** The server's thread named TWIN_THREAD_NAME (its TID), once it runs; undefined after 60 s. */
+async function twinThreadOf(pid: number): Promise<number | undefined> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`))
+        if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === TWIN_THREAD_NAME)
+          return Number(tid);
+    } catch {
+      // not started yet, or gone
+    }
+    await sleep(100);
+  }
+  return undefined;
+}
+
+/** Moves the twin's thread of server `pid` to a group of its own at `share` (APART, v1: `tasks` takes a TID). */
+async function twinApart(
+  ctl: { version: 1 | 2; dir: string },
+  pid: number,
+  share: number,
+): Promise<{ dir: string; tid: number } | undefined> {
+  const tid = await twinThreadOf(pid);
+  if (tid === undefined) return undefined;
+  const dir = path.join(ctl.dir, `poppy-pi-twin-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const period = quotaFor(share, undefined, RT_FRACTION).periodUs;
+  writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
+  writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
+  writeFileSync(path.join(dir, 'cpu.shares'), '262144');
+  writeFileSync(path.join(dir, 'tasks'), String(tid));
+  return { dir, tid };
+}
 
 /** The group's PIDs (cgroup.procs). */
 const groupPids = (group: string): number[] =>
@@ -303,26 +358,31 @@ function cgroupConfinement(
   let apart: Promise<string | undefined> | undefined;
   const groups = async () => [group, ...((await apart) ? [(await apart)!] : [])];
   let busGroup: string | undefined;
+  let twin: Promise<{ dir: string; tid: number } | undefined> | undefined;
   return {
     how:
       APART && ctl.version === 1
-        ? `cgroup v1, the bus process apart at the same share`
+        ? `cgroup v1, the bus process apart at the same share` +
+          (TWIN_THREAD === 'worker' ? ', the twin thread apart too' : '')
         : `cgroup v${ctl.version}`,
     periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
     // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
     prefix: `echo $$ > '${group}/cgroup.procs' && exec`,
-    started: () => {
+    started: (pid) => {
       if (!APART || ctl.version !== 1) return;
       apart = busApart(ctl, group, share);
       void apart.then((dir) => (busGroup = dir));
+      if (TWIN_THREAD === 'worker') twin = twinApart(ctl, pid, share);
     },
+    twinThread: async () => (await twin)?.tid,
     pids: () => [...groupPids(group), ...(busGroup ? groupPids(busGroup) : [])],
     throttled: () =>
       Number(/nr_throttled (\d+)/.exec(readFileSync(path.join(group, 'cpu.stat'), 'utf8'))?.[1] ?? NaN),
     async close() {
       // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
       writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
-      for (const dir of [...(await groups()), rig])
+      const twinGroup = (await twin)?.dir;
+      for (const dir of [...(await groups()), ...(twinGroup ? [twinGroup] : []), rig])
         for (let i = 0; i < 50; i++) {
           try {
             rmdirSync(dir);
@@ -494,7 +554,10 @@ export async function runBudget(
       ...(camera ? [`--camera=${process.env.BENCH_PI_CAMERA ?? 'lavfi:testsrc'}`] : []),
       // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
       ...(process.env.BENCH_PI_TWIN_HZ ? [`--shadow-physics-hz=${process.env.BENCH_PI_TWIN_HZ}`] : []),
+      `--shadow-thread=${TWIN_THREAD}`,
     ]);
+    const twinTid = await confined.twinThread?.();
+    const twinCpu = () => (twinTid === undefined ? 0 : threadCpuS(server!.child.pid!, twinTid));
     const startS = (performance.now() - started) / 1000;
     const { url } = server;
     const motors = MOTORS[robot]!;
@@ -526,6 +589,7 @@ export async function runBudget(
       : Promise.resolve();
     const m0 = await get(`${url}/metrics`);
     const cpu0 = groupCpu(confined);
+    const twin0 = twinCpu();
     const w0 = performance.now();
     viewer.start();
     const firstMotor = all[0]!;
@@ -536,6 +600,7 @@ export async function runBudget(
     );
     const m1 = await get(`${url}/metrics`);
     const cpu1 = groupCpu(confined);
+    const twin1 = twinCpu();
     const wall = (performance.now() - w0) / 1000;
     const [viewerFrames = 0] = await viewer.stop();
     const rss = groupRss(confined.pids()).map((p) => ({
@@ -564,6 +629,7 @@ export async function runBudget(
       restRps: rest.rps,
       viewerHz: viewerFrames / wall,
       cpuShareUsed: (cpu1.usageS - cpu0.usageS) / wall,
+      twinThreadShare: twinTid === undefined ? undefined : (twin1 - twin0) / wall,
       throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / confined.periodUs),
       rss,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
@@ -604,6 +670,10 @@ export function printBudget(r: BudgetRow): void {
   console.log(
     `      group CPU ${(r.cpuShareUsed * 100).toFixed(1)} % of a core; throttled in ${(r.throttledShare * 100).toFixed(0)} % of the periods`,
   );
+  if (r.twinThreadShare !== undefined)
+    console.log(
+      `      the twin's thread ${(r.twinThreadShare * 100).toFixed(1)} % of a core (in the server's CPU)`,
+    );
   console.log(
     `      RSS ${rssSum.toFixed(0)} MB (PSS ${pssSum.toFixed(0)} MB): ${r.rss.map((p) => `${p.what} ${p.rssMb.toFixed(0)} MB (CPU ${(p.cpuShare * 100).toFixed(1)} %)`).join(', ')}`,
   );

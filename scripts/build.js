@@ -25,6 +25,7 @@ export const ENTRIES = {
   'detect-worker': 'src/vision/detect-worker.ts',
   'bus-process': 'src/real/bus-process.ts',
   'calibration-fit-worker': 'src/calibration/fit-worker.ts',
+  'shadow-twin-worker': 'src/shadow/twin-engine-worker.ts',
   'classroom-shard': 'src/classroom/shard-host.ts',
   service: 'src/service/main.ts',
 };

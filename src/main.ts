@@ -13,6 +13,8 @@ import {
   parseSpeed,
   parseShadowPhysicsHz,
   parseWorkers,
+  SHADOW_THREADS,
+  type ShadowThreadFlag,
 } from './config/flags.ts';
 import { ConfigError } from './core/errors.ts';
 import { DEFAULT_TIMEOUTS } from './http/timeouts.ts';
@@ -79,6 +81,9 @@ async function main(argv: string[]): Promise<void> {
     .option('--allow-missing-motors', 'real only: serve the motors that answer, 503 for the others')
     .option('--shadow', HELP.shadow)
     .option('--shadow-physics-hz <hz|auto>', HELP.shadowPhysicsHz, parseShadowPhysicsHz)
+    .addOption(
+      new Option('--shadow-thread <where>', HELP.shadowThread).choices(SHADOW_THREADS).default('auto'),
+    )
     .option('--guard', HELP.guard)
     .option('--shadow-log <file>', HELP.shadowLog)
     .option('--calibration <file>', HELP.calibration)
@@ -191,6 +196,7 @@ async function main(argv: string[]): Promise<void> {
     cameraRealism: 'on' | 'off';
     shadow?: boolean;
     shadowPhysicsHz?: number | 'auto';
+    shadowThread: ShadowThreadFlag;
     guard?: boolean;
     shadowLog?: string;
     calibration?: string;
@@ -332,6 +338,7 @@ async function main(argv: string[]): Promise<void> {
       camera: opts.camera,
       shadow: opts.shadow,
       shadowPhysicsHz: opts.shadowPhysicsHz ?? 'auto',
+      shadowThread: opts.shadowThread,
       guard: opts.guard,
       shadowLog: opts.shadowLog,
       calibration: opts.calibration,

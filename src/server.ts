@@ -45,6 +45,8 @@ import { calibrationRoutes } from './http/routes/calibration.ts';
 import { type ServoParams, loadCalibration, servoParamsOf } from './config/calibration.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
+import { chooseTwinThread } from './shadow/twin-engine-thread.ts';
+import type { ShadowThreadFlag } from './config/flags.ts';
 import { twinStep } from './shadow/physics-rate.ts';
 import { calibratedDeadBands } from './shadow/comparator.ts';
 import { CycleLog } from './shadow/cycle-log.ts';
@@ -101,6 +103,8 @@ export interface ServerOptions {
   readonly shadow?: boolean;
   /** With shadow: the twin's physics rate, Hz, or 'auto' (default): chosen from a step's cost here. */
   readonly shadowPhysicsHz?: number | 'auto';
+  /** With shadow: where the twin's physics runs; 'auto' chooses by the machine's cores; default this thread. */
+  readonly shadowThread?: ShadowThreadFlag;
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
   readonly guard?: boolean;
   /** With shadow: each cycle's commands and readings to this file, JSON lines (calibrate --from-log). */
@@ -212,6 +216,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
     opts.backend === 'real' && (opts.shadow ?? config.shadow)
       ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
       : undefined;
+  const twinThread = stepS === undefined ? undefined : chooseTwinThread(opts.shadowThread, log);
   const backend = await createBackend(opts, config, urdf, servoParams);
   await backend.open();
   phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');
@@ -229,6 +234,8 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
           real,
           servoParams,
           stepS,
+          thread: twinThread,
+          firmware: opts.guard,
           deadBands: calibration && calibratedDeadBands(calibration.calibration),
           cycleLog: opts.shadowLog ? new CycleLog(path.resolve(opts.shadowLog), config.name) : undefined,
           log,
@@ -321,7 +328,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
       shadow:
         shadow &&
         (() => ({
-          twinTime: shadow.sim.clock.now(),
+          twinTime: shadow.time,
           busy: shadow.stats.busyMs / 1000,
           reanchored: shadow.stats.reanchored,
         })),

@@ -55,6 +55,10 @@ export function parseShadowPhysicsHz(v: string): number | 'auto' {
   return n;
 }
 
+/** `--shadow-thread`: where the shadow twin's physics runs (src/shadow/twin-engine-thread.ts chooseTwinThread). */
+export const SHADOW_THREADS = ['auto', 'main', 'worker'] as const;
+export type ShadowThreadFlag = (typeof SHADOW_THREADS)[number];
+
 /** Help lines of the server's longer flags (kept here so main.ts stays short). */
 export const HELP = {
   shadow:
@@ -62,6 +66,9 @@ export const HELP = {
   shadowPhysicsHz:
     "with --shadow: the twin's physics rate, Hz: auto (default: 500, its step timed at start, a warning if its " +
     'steps take over a fifth of the CPU) or 500, 400, 250, 200 (coarser keeps time on a slow machine, less faithful)',
+  shadowThread:
+    "with --shadow: where the twin's physics runs: auto (default: a worker thread of its own on a machine of 3 " +
+    "cores or more, such as a Raspberry Pi's 4, else the server's thread), main, or worker",
   guard:
     'with --shadow: predict each goto in the twin first and refuse (409) one that hits the table or the robot',
   shadowLog:

@@ -4,7 +4,6 @@
  * limit) and the position the servo read, raw degrees. What `npm run calibrate -- --from-log` fits from.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { MotorBus } from '../core/backend.ts';
 import { type ModelSpec, type RawValue, positionToDeg } from '../dynamixel/registers.ts';
 
 export interface CycleLogHeader {
@@ -34,25 +33,25 @@ export class CycleLog {
     this.#write({ shadowLog: 1, robot } satisfies CycleLogHeader);
   }
 
-  /** The cycle at `t`: the twin's servos hold the commands the real ones were sent; `realPos` what they read. */
-  async record(
+  /** The cycle at `t`: the commands the twin's servos hold after it (raw), and `realPos` what the real ones read. */
+  record(
     t: number,
-    bus: MotorBus,
     motors: readonly { readonly id: number; readonly name: string; readonly spec: ModelSpec }[],
     realPos: ReadonlyMap<number, RawValue> | undefined,
-  ): Promise<void> {
-    const ids = motors.map((m) => m.id);
-    const [goal, torque, limit] = await Promise.all(
-      (['goal_position', 'torque_enable', 'torque_limit'] as const).map((r) => bus.read(ids, r)),
-    );
+    commands: {
+      readonly goal: ReadonlyMap<number, RawValue>;
+      readonly torque: ReadonlyMap<number, RawValue>;
+      readonly limit: ReadonlyMap<number, RawValue>;
+    },
+  ): void {
     const line: Record<string, CycleLogMotor> = {};
     for (const m of motors) {
       const p = realPos?.get(m.id);
       line[m.name] = {
         position: typeof p === 'number' ? positionToDeg(m.spec, p) : null,
-        goal: positionToDeg(m.spec, goal!.get(m.id) as number),
-        torque: torque!.get(m.id) === 1,
-        limit: limit!.get(m.id) as number,
+        goal: positionToDeg(m.spec, commands.goal.get(m.id) as number),
+        torque: commands.torque.get(m.id) === 1,
+        limit: commands.limit.get(m.id) as number,
       };
     }
     this.#write({ t: Number(t.toFixed(4)), motors: line } satisfies CycleLogLine);

@@ -67,7 +67,7 @@ export interface GuardState {
   /** The measured angles, raw degrees by motor id. */
   pose(): ReadonlyMap<number, number>;
   /** The servos' registers as the real ones hold them. */
-  readonly registers: MotorBus;
+  readonly registers: Pick<MotorBus, 'read'>;
   /**
    * The servos' firmware state no register shows (the I term, the gearbox's hold), by motor id: the twin's estimate
    * of the real ones'. Without it the scratch servos start fresh, and a held joint breaks away sooner than the real.
@@ -83,8 +83,8 @@ export interface GuardState {
  */
 export function twinState(twin: ShadowTwin, motors: readonly Motor[]): GuardState {
   return {
-    registers: twin.sim.bus,
-    firmware: () => twin.sim.firmwareStates(),
+    registers: twin.registers,
+    firmware: () => twin.firmwareStates(),
     pose() {
       const readings = new Map(twin.comparator.status().map((c) => [c.motor, c]));
       const pose = new Map<number, number>();

@@ -9,15 +9,11 @@
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
-import {
-  type BusRegister,
-  type RawValue,
-  complianceSlopeToP,
-  positionToDeg,
-  speedToDegS,
-} from '../dynamixel/registers.ts';
+import type { MotorBus } from '../core/backend.ts';
+import { type BusRegister, type RawValue, positionToDeg } from '../dynamixel/registers.ts';
 import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
-import { SimBackend } from '../sim/backend.ts';
+import { SIM_STEP_S, type SimBackend } from '../sim/backend.ts';
+import type { FirmwareState } from '../sim/servo.ts';
 import { withParams } from '../sim/servo.ts';
 import { type ServoModel, servoModel } from '../sim/servo-models.ts';
 import { restBandDeg } from '../sim/servo-band.ts';
@@ -31,6 +27,8 @@ import {
   type Reading,
   type ShadowEvent,
 } from './comparator.ts';
+import { type ById, LocalTwinEngine, type TwinCycleOutput, type TwinEngine } from './twin-engine.ts';
+import { ThreadTwinEngine } from './twin-engine-thread.ts';
 
 /**
  * The twin runs every cycle's time, however late it comes (a busy server): the robot did not pause, and a twin that
@@ -38,12 +36,6 @@ import {
  * put back on the measured pose instead of catching up.
  */
 const MAX_CATCH_UP_S = 1;
-/**
- * A compliant joint's slack about its measured angle (degrees): within it the twin's own physics moves the joint (the
- * same gravity, contacts and friction as the real one); beyond, the twin's hand pulls it back. About 3 XL-320 counts.
- */
-const FOLLOW_SLACK_DEG = 1;
-
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
@@ -67,6 +59,10 @@ export interface ShadowOptions {
   readonly wallMs?: () => number;
   /** The twin's physics step, s (src/shadow/physics-rate.ts; default the sim's). */
   readonly stepS?: number;
+  /** Where the twin's physics runs: this thread (the default), or a worker thread of its own (--shadow-thread). */
+  readonly thread?: 'main' | 'worker';
+  /** Keep the servos' firmware states of each cycle (the guard starts its predictions from them). */
+  readonly firmware?: boolean;
 }
 
 export interface ShadowStatus {
@@ -76,35 +72,44 @@ export interface ShadowStatus {
 }
 
 export class ShadowTwin {
-  readonly sim: SimBackend;
   readonly comparator: Comparator;
+  /** The twin's physics: on this thread, or a worker's (its world is then out of reach: `sim` throws). */
+  readonly engine: TwinEngine;
   readonly #opts: ShadowOptions;
   readonly #motors: readonly ShadowMotor[];
   readonly #offs: (() => void)[] = [];
   #queue: Promise<void> = Promise.resolve();
   #lastCycleAt: number | undefined;
-  /** Time to run not yet run (under a step), the time of the cycles queued, and the re-anchorings so far. */
-  #owed = 0;
+  /** The time of the cycles queued, and the re-anchorings so far. */
   #behind = 0;
   #epoch = 0;
-  #failed = new Set<string>();
   /** Writes sent to the servos and not yet out on the bus, in order, each with its index (RealBackend.tapWrite). */
   #writes: [number, BusRegister, ReadonlyMap<number, RawValue>][] = [];
   #closed = false;
   /** Put back on the measured pose at the next cycle (a calibration run ended: resume()). */
   #placeNext = false;
+  /** The twin's clock and its servos' firmware states after the last cycle. */
+  #twinTime = 0;
+  #firmware: ReadonlyMap<number, FirmwareState> = new Map();
+  /** Why the twin's physics failed, said once; the comparison then stops. */
+  #broken: string | undefined;
   /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
   readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
 
   constructor(opts: ShadowOptions) {
     this.#opts = opts;
-    this.sim = new SimBackend({
+    const setup = {
       config: opts.config,
       urdf: opts.urdf,
-      speed: 'manual',
-      dt: opts.stepS,
+      models: opts.real.models,
       servoParams: opts.servoParams,
-    });
+      firmware: opts.firmware && opts.thread === 'worker',
+      commands: opts.cycleLog !== undefined,
+    };
+    this.engine =
+      opts.thread === 'worker'
+        ? new ThreadTwinEngine({ ...setup, stepS: opts.stepS ?? SIM_STEP_S })
+        : new LocalTwinEngine({ ...setup, stepS: opts.stepS });
     this.#motors = opts.config.motors.map((m) => ({
       id: m.id,
       name: m.name,
@@ -122,20 +127,42 @@ export class ShadowTwin {
     });
   }
 
+  /** The twin's world when it runs on this thread (tests look into it); a worker's is out of reach. */
+  get sim(): SimBackend {
+    if (this.engine instanceof LocalTwinEngine) return this.engine.sim;
+    throw new Error(
+      "the shadow twin's physics runs in a worker thread: its world is not reachable from here",
+    );
+  }
+
+  /** The twin's servos' registers (reads only: writes go through the real backend's tap). */
+  get registers(): Pick<MotorBus, 'read'> {
+    return { read: (ids, reg) => this.engine.read(ids, reg) };
+  }
+
+  /** The twin's clock after its last cycle, s. */
+  get time(): number {
+    return this.#twinTime;
+  }
+
+  /** The twin's servos' firmware states after its last cycle, by motor id (a worker's: with `firmware` set). */
+  firmwareStates(): ReadonlyMap<number, FirmwareState> {
+    return this.engine instanceof LocalTwinEngine ? this.engine.sim.firmwareStates() : this.#firmware;
+  }
+
   /** Opens the twin in the measured pose and taps the real backend. Call after the backend opened, before start. */
   async open(): Promise<void> {
     const { real } = this.#opts;
-    await this.sim.open();
-    const pose = new Map<number, number>();
+    const pose: ById<number> = [];
     for (const m of this.#motors) {
       try {
         const v = (await real.bus.read([m.id], 'present_position')).get(m.id);
-        if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
+        if (typeof v === 'number') pose.push([m.id, positionToDeg(m.spec, v)]);
       } catch {
         // A motor missing at start-up keeps the twin's start pose; the comparator reports it offline.
       }
     }
-    this.sim.simulation.setPose(pose);
+    await this.engine.open(pose);
     this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
     this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
   }
@@ -152,6 +179,11 @@ export class ShadowTwin {
     this.#placeNext = true;
   }
 
+  /** Resolves once every cycle reported so far is compared (tests, benches). */
+  async settled(): Promise<void> {
+    await this.#queue;
+  }
+
   status(): ShadowStatus {
     return {
       time: this.#opts.real.clock.now(),
@@ -165,122 +197,13 @@ export class ShadowTwin {
     this.#closed = true;
     for (const off of this.#offs.splice(0)) off();
     await this.#queue;
-    await this.sim.close();
+    await this.engine.close();
     await this.#opts.cycleLog?.close();
   }
 
   /** A write on its way to the servos: the twin takes it at the cycle that sends it (CycleReport.writes). */
   #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number): void {
     this.#writes.push([index, reg, values]);
-  }
-
-  async #apply(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
-    if (reg === 'goal_position' && this.#opts.config.bus.protocol === 1)
-      values = await this.#withinLimits(values);
-    await this.sim.bus.write(reg, values).catch((err: unknown) => {
-      // Logged once per register: the servo took it (it passed the real backend's checks) and the twin did not.
-      if (this.#failed.has(reg)) return;
-      this.#failed.add(reg);
-      this.#opts.log(`shadow: the twin did not take a write of ${reg}: ${(err as Error).message}`, 'warn');
-    });
-  }
-
-  /**
-   * The goals a protocol 1.0 servo takes: one outside its CW/CCW limits is an angle-limit error, and the servo keeps
-   * the goal it had (docs/reference/dynamixel.md 8.3). The twin's servos, behind no protocol, would take it: a limp
-   * head hanging past its limit, made stiff where it is, then held there in the twin and went back in the robot.
-   */
-  async #withinLimits(values: ReadonlyMap<number, RawValue>): Promise<ReadonlyMap<number, RawValue>> {
-    const limits = await this.sim.bus.read([...values.keys()], 'angle_limit');
-    return new Map(
-      [...values].filter(([id, v]) => {
-        const [cw, ccw] = limits.get(id) as number[];
-        return (cw === 0 && ccw === 0) || typeof v !== 'number' || (v >= cw! && v <= ccw!);
-      }),
-    );
-  }
-
-  /**
-   * After a stall too long to catch up: every joint with a reading is put at rest on its measured angle.
-   */
-  async #reanchor(realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
-    await this.#place(measuredPose(this.#motors, realPos));
-    this.stats.reanchored++;
-  }
-
-  /**
-   * Puts joints at rest on the given angles (raw degrees by id), their servos keeping the goals they were sent:
-   * setPose puts a goal on the pose, and a servo's goal register holds what the host wrote, compliant or not.
-   */
-  async #place(pose: ReadonlyMap<number, number>): Promise<void> {
-    if (!pose.size) return;
-    const goals = await this.sim.bus.read([...pose.keys()], 'goal_position');
-    this.sim.simulation.setPose(pose);
-    await this.sim.bus.write('goal_position', goals);
-  }
-
-  /**
-   * Compliant joints are followed, not judged: the twin's hand keeps each within FOLLOW_SLACK_DEG of its measured angle
-   * (a hand moving the real arm moves the twin's), and lets the twin's physics carry it within (docs/decisions/
-   * 0056-shadow-follows-limp-joints.md: a teleport stopped every joint of the world). A stiff joint is let go.
-   */
-  #follow(
-    torque: ReadonlyMap<number, RawValue>,
-    realPos: ReadonlyMap<number, RawValue> | undefined,
-    realSpeed: ReadonlyMap<number, RawValue> | undefined,
-  ): void {
-    const hand = this.sim.simulation.hand;
-    const stiff: number[] = [];
-    for (const m of this.#motors) {
-      if (torque.get(m.id) !== 0) {
-        stiff.push(m.id);
-        continue;
-      }
-      const p = realPos?.get(m.id);
-      const v = realSpeed?.get(m.id);
-      // A reading missing this cycle (a dropped reply): the hand keeps the last one, carried on briefly.
-      if (typeof p !== 'number') continue;
-      hand.follow(
-        m.id,
-        positionToDeg(m.spec, p),
-        typeof v === 'number' ? speedToDegS(m.spec, v) : 0,
-        FOLLOW_SLACK_DEG,
-      );
-    }
-    hand.release(stiff);
-  }
-
-  /**
-   * A limp joint made stiff this cycle holds where the servo is, not where the twin's follow had got to: the follow
-   * pushes no harder than the link needs (decision 0056), so a real link that fell or was swung fast may be a few
-   * degrees ahead of the twin's, which would then hold apart from it (a false `pushed`). Placed on the measured angle,
-   * at the measured speed (a servo stiffened mid-swing overshoots its goal as its twin must).
-   */
-  async #catchUpStiffened(
-    writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
-    torque: ReadonlyMap<number, RawValue>,
-    realPos: ReadonlyMap<number, RawValue> | undefined,
-    realSpeed: ReadonlyMap<number, RawValue> | undefined,
-  ): Promise<void> {
-    const stiffened = writes.flatMap(([reg, v]) =>
-      reg === 'torque_enable' ? [...v].filter(([id, on]) => on === 1 && torque.get(id) === 0) : [],
-    );
-    if (!stiffened.length || !realPos) return;
-    const ids = stiffened.map(([id]) => id);
-    const twinPos = await this.sim.bus.read(ids, 'present_position');
-    for (const m of this.#motors) {
-      const real = realPos.get(m.id);
-      const twin = twinPos.get(m.id);
-      if (!ids.includes(m.id) || typeof real !== 'number' || typeof twin !== 'number') continue;
-      const measured = positionToDeg(m.spec, real);
-      const speed = realSpeed?.get(m.id);
-      if (Math.abs(measured - positionToDeg(m.spec, twin)) > FOLLOW_SLACK_DEG)
-        this.sim.simulation.placeJoint(
-          m.id,
-          measured,
-          typeof speed === 'number' ? speedToDegS(m.spec, speed) : 0,
-        );
-    }
   }
 
   #onCycle(report: CycleReport): void {
@@ -307,55 +230,68 @@ export class ShadowTwin {
     // the twin runs the time up to the cycle with the commands before them, then takes them.
     let sent = 0;
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
-    const writes = this.#writes.splice(0, sent).map(([, reg, v]) => [reg, v] as const);
+    const writes = this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, [...v]]);
+    const realPos = values.get('present_position');
+    const resuming = this.#placeNext;
+    this.#placeNext = false;
+    // Given to the engine now, in order (a worker's runs while this thread serves HTTP); taken back in order.
+    const answer = this.engine.cycle({
+      position: realPos && [...realPos],
+      speed: values.has('present_speed') ? [...values.get('present_speed')!] : undefined,
+      writes,
+      // After a stall too long to catch up, the twin drops the time and is put on the measured pose.
+      dt: reanchor ? 0 : dt,
+      place: reanchor || resuming,
+      epoch,
+    });
+    // Handled where it is taken; marked now, as a worker that died rejects it before its turn.
+    answer.catch(() => {});
     this.#queue = this.#queue
-      .then(() => this.#cycle(values, writes, t, reanchor, dt, epoch))
-      .catch((err: unknown) => this.#opts.log(`shadow: a cycle failed: ${(err as Error).message}`, 'warn'));
+      .then(async () => this.#take(await answer, values, t, reanchor, resuming, dt))
+      .catch((err: unknown) => this.#failed(err));
   }
 
-  async #cycle(
+  /** A cycle that failed: said once when the twin's physics is gone (its thread died), else once a cycle. */
+  #failed(err: unknown): void {
+    const why = (err as Error).message;
+    if (this.#broken === why) return;
+    this.#opts.log(`shadow: a cycle failed: ${why}`, 'warn');
+    if (this.engine instanceof ThreadTwinEngine && this.engine.gone) this.#broken = why;
+  }
+
+  /** A cycle's answer from the engine: compared with what the robot read. */
+  #take(
+    out: TwinCycleOutput,
     values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>,
-    writes: readonly (readonly [BusRegister, ReadonlyMap<number, RawValue>])[],
     t: number,
     reanchor: boolean,
+    resuming: boolean,
     dt: number,
-    epoch: number,
-  ): Promise<void> {
+  ): void {
     this.#behind -= dt;
+    for (const line of out.warnings) this.#opts.log(line, 'warn');
+    this.#twinTime = out.time;
+    if (out.firmware) this.#firmware = new Map(out.firmware);
     if (this.#closed) return;
-    const { sim } = this;
-    if (epoch !== this.#epoch) {
-      for (const [reg, v] of writes) await this.#apply(reg, v);
+    if (out.stale) {
+      if (resuming) this.#placeNext = true;
       return;
     }
-    const started = performance.now();
-    const ids = this.#motors.map((m) => m.id);
+    if (reanchor) this.stats.reanchored++;
     const realPos = values.get('present_position');
-    if (reanchor) await this.#reanchor(realPos);
-    const resuming = this.#placeNext;
-    if (resuming) {
-      this.#placeNext = false;
-      await this.#place(measuredPose(this.#motors, realPos));
-    }
-    const torque = await sim.bus.read(ids, 'torque_enable');
-    this.#follow(torque, realPos, values.get('present_speed'));
-    // This cycle's own time, then its writes: a burst of cycles (a busy server) runs each in turn, never all the time
-    // first with the commands of the first.
-    this.#owed += reanchor ? 0 : dt;
-    const steps = Math.floor(this.#owed / sim.dt + 1e-9);
-    if (steps > 0) {
-      this.#owed -= steps * sim.dt;
-      await sim.advance(steps * sim.dt);
-    }
-    await this.#catchUpStiffened(writes, torque, realPos, values.get('present_speed'));
-    for (const [reg, v] of writes) await this.#apply(reg, v);
-    const [pos, speed, load, goal] = await Promise.all(
-      (['present_position', 'present_speed', 'present_load', 'goal_position'] as const).map((r) =>
-        sim.bus.read(ids, r),
-      ),
-    );
-    await this.#opts.cycleLog?.record(t, sim.bus, this.#motors, realPos);
-    const rawKp = await this.#pGains();
+    const [torque, pos, speed, load, goal, kp] = [
+      out.torque,
+      out.position,
+      out.speed,
+      out.load,
+      out.goal,
+      out.kp,
+    ].map((v) => new Map<number, RawValue>(v));
+    this.#opts.cycleLog?.record(t, this.#motors, realPos, {
+      goal: goal!,
+      torque: torque!,
+      limit: new Map(out.limit ?? []),
+    });
     for (const m of this.#motors) {
       const twin = {
         ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
@@ -368,42 +304,13 @@ export class ShadowTwin {
         values.get('present_load')?.get(m.id),
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
-      const restBand = restBandDeg(m.model, rawKp.get(m.id) ?? 0);
-      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand);
+      const restBand = restBandDeg(m.model, (kp!.get(m.id) as number | undefined) ?? 0);
+      this.comparator.update(t, m.name, real, online, twin, torque!.get(m.id) === 0, restBand);
     }
     if (resuming) this.comparator.resume();
     this.stats.cycles++;
-    this.stats.busyMs += performance.now() - started;
+    this.stats.busyMs += out.busyMs;
   }
-
-  /** Each motor's raw P gain now, as the twin's servos hold it (the AX's compliance slope acts as one). */
-  async #pGains(): Promise<Map<number, number>> {
-    const sim = this.sim;
-    const byLoop = (control: string) =>
-      this.#motors.filter((m) => m.spec.control === control).map((m) => m.id);
-    const pid = byLoop('pid');
-    const slope = byLoop('compliance');
-    const out = new Map<number, number>();
-    // [D, I, P] on the servo.
-    if (pid.length) for (const [id, v] of await sim.bus.read(pid, 'pid')) out.set(id, (v as number[])[2]!);
-    if (slope.length)
-      for (const [id, v] of await sim.bus.read(slope, 'compliance_slope'))
-        out.set(id, complianceSlopeToP(Math.min(...(v as number[]))));
-    return out;
-  }
-}
-
-/** The measured angles, raw degrees by id, of the motors that have one. */
-function measuredPose(
-  motors: readonly ShadowMotor[],
-  realPos: ReadonlyMap<number, RawValue> | undefined,
-): Map<number, number> {
-  const pose = new Map<number, number>();
-  for (const m of motors) {
-    const v = realPos?.get(m.id);
-    if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
-  }
-  return pose;
 }
 
 /** Readings in the user's frame, as the REST motor routes give them (m2 of an Ergo Jr at -114.81, not 114.81). */

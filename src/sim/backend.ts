@@ -53,6 +53,8 @@ export interface SimOptions {
 }
 
 const DEG = Math.PI / 180;
+/** The physics step, s, unless the options give one: 500 Hz, the servos' firmware loop's rate or finer. */
+export const SIM_STEP_S = 0.002;
 /** In 'max' mode, hand the event loop back at least this often (ms of wall time) so requests are served. */
 const MAX_MODE_SLICE_MS = 4;
 /** In real time, steps taken back to back hand the event loop over after this long (ms), so requests wait less. */
@@ -128,7 +130,7 @@ export class SimBackend implements Backend {
   constructor(opts: SimOptions) {
     this.#opts = opts;
     this.#speed = opts.speed;
-    this.dt = opts.dt ?? 0.002;
+    this.dt = opts.dt ?? SIM_STEP_S;
     const models = new Map<number, ModelSpec>();
     for (const m of opts.config.motors) {
       const spec = modelSpec(m.model);

@@ -134,6 +134,8 @@ export async function startShadowRig(opts: {
   readonly servoParams?: string;
   /** The server's --calibration: the twin's servos. */
   readonly calibration?: string;
+  /** --shadow-thread: where the twin's physics runs (default the server's thread). */
+  readonly thread?: 'main' | 'worker';
 }): Promise<ShadowRig> {
   const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
@@ -153,6 +155,7 @@ export async function startShadowRig(opts: {
     robot,
     real: { serial: started.device },
     shadow: true,
+    shadowThread: opts.thread,
     guard: opts.guard,
     shadowLog: opts.shadowLog,
     calibration: opts.calibration,

@@ -200,6 +200,63 @@ describe('the shadow twin, scripted', function () {
   });
 });
 
+for (const thread of ['main', 'worker'] as const)
+  describe(`the shadow twin after a stall, its physics on the ${thread} thread`, function () {
+    this.timeout(20000);
+
+    it('drops the time of the cycles queued before, is put on the measured pose once, and goes on', async () => {
+      const real = new ScriptedReal();
+      const config = await loadRobotConfig('ergo-jr');
+      const lines: string[] = [];
+      const twin = new ShadowTwin({
+        config,
+        urdf: await loadUrdf(config.urdfPath),
+        real: real as unknown as RealBackend,
+        log: (line) => lines.push(line),
+        wallMs: real.wallMs,
+        thread,
+      });
+      try {
+        await twin.open();
+        const m1 = async () =>
+          positionToDeg(real.spec, (await twin.registers.read([1], 'present_position')).get(1) as number);
+        // m1 stiff at 0, a second of cycles compared.
+        real.queue('goal_position', [[1, degToPosition(real.spec, 0)]]);
+        real.queue('torque_enable', [[1, 1]]);
+        real.cycle(2);
+        for (let i = 0; i < 50; i++) real.cycle(0);
+        await twin.settled();
+        const before = twin.time;
+        expect(before, 'a second of cycles (the first one runs no time)').to.be.closeTo(1, 0.003);
+        expect(await m1()).to.be.closeTo(0, 1);
+        // A burst of cycles queued, then one 1.5 s late (a stalled server), the arm moved meanwhile.
+        for (let i = 0; i < 10; i++) real.cycle(0);
+        real.positions.set(1, 25);
+        real.now += 1.5;
+        real.cycle(0);
+        await twin.settled();
+        expect(twin.stats.reanchored).to.equal(1);
+        expect(lines.filter((l) => l.includes('behind the robot'))).to.have.length(1);
+        // The stall's 1.5 s is never run. On this thread the burst's cycles, queued behind it, drop their time too;
+        // a worker runs the ones it started before it heard of the stall (it runs in parallel), the rest dropped.
+        if (thread === 'main')
+          expect(twin.time, 'the burst and the stall dropped').to.be.closeTo(before, 0.003);
+        else expect(twin.time, 'at most the burst run').to.be.within(before - 0.003, before + 0.203);
+        expect(await m1(), 'placed on the measured angle').to.be.closeTo(25, 1);
+        // Then on as before: cycles run their time, the stiff m1 goes back to its goal.
+        real.positions.set(1, 0);
+        const after = twin.time;
+        for (let i = 0; i < 50; i++) real.cycle(0);
+        await twin.settled();
+        expect(twin.time - after, 'a second more').to.be.closeTo(1, 0.003);
+        expect(await m1()).to.be.closeTo(0, 2);
+        expect(twin.stats.reanchored).to.equal(1);
+      } finally {
+        await twin.close();
+      }
+    });
+  });
+
 describe('the divergence comparator', () => {
   let ergoJr: Awaited<ReturnType<typeof loadRobotConfig>>;
   before(async () => {

@@ -1,0 +1,128 @@
+/**
+ * The shadow twin's physics in a worker thread of its own (--shadow-thread=worker, what `auto` chooses on a Raspberry
+ * Pi's four cores), over the bus emulator on a real pseudo-terminal, from outside over HTTP: the same comparison as on
+ * the server's thread (the twin follows the robot, everyday gotos raise nothing, an offset is raised and cleared), the
+ * guard's prediction from the worker's registers, the cycle log written, and a worker that dies is said once in the log
+ * while the server goes on answering and stops cleanly.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { until } from '../helpers.ts';
+import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { readCycleLog } from '../../src/calibration/from-log.ts';
+import { ThreadTwinEngine, chooseTwinThread } from '../../src/shadow/twin-engine-thread.ts';
+import {
+  EVERYDAY_GOTOS,
+  type ShadowEventAnswer,
+  type ShadowRig,
+  type ShadowStatusAnswer,
+  expectShadowEvent,
+  startShadowRig,
+} from './emulator-process.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-thread-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const MOTORS = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6'];
+
+describe('--shadow-thread: where the twin runs', () => {
+  it("auto takes a worker from 3 cores, the server's thread below; the flag's choice is kept; each said once", () => {
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    expect(chooseTwinThread('auto', log, 4)).to.equal('worker');
+    expect(chooseTwinThread('auto', log, 2)).to.equal('main');
+    expect(chooseTwinThread('worker', log, 2)).to.equal('worker');
+    expect(chooseTwinThread('main', log, 4)).to.equal('main');
+    expect(lines).to.deep.equal([
+      'shadow twin: physics in a worker thread of its own (4 cores here)',
+      "shadow twin: physics in the server's thread (2 cores here)",
+      'shadow twin: physics in a worker thread of its own (--shadow-thread)',
+      "shadow twin: physics in the server's thread (--shadow-thread)",
+    ]);
+    expect(chooseTwinThread(undefined, log, 4), 'a server made in code').to.equal('main');
+    expect(lines).to.have.length(4);
+  });
+});
+
+describe('shadow mode with the twin in a worker thread (Ergo Jr on the bus emulator)', function () {
+  this.timeout(90000);
+  let rig: ShadowRig;
+  let closed = false;
+  const shadowLog = path.join(tmp, 'cycles.jsonl');
+  const call = (method: string, p: string, body?: unknown) => rig.call(method, p, body);
+  const status = async () => (await call('GET', '/shadow/status.json')).body as unknown as ShadowStatusAnswer;
+
+  before(async function () {
+    this.timeout(60000);
+    rig = await startShadowRig({
+      thread: 'worker',
+      guard: true,
+      faults: 'drop=0.05',
+      shadowLog,
+      recordsDir: path.join(tmp, 'records'),
+    });
+    for (const m of MOTORS)
+      expect((await call('POST', `/motors/${m}/registers/compliant/value.json`, false)).status).to.equal(200);
+    const upright = { motors: MOTORS, positions: MOTORS.map(() => 0), duration: 1, wait: true };
+    expect((await call('POST', '/motors/goto.json?force=true', upright)).status).to.equal(200);
+  });
+  after(() => (closed ? undefined : rig?.close()));
+
+  it('runs in a worker: the twin follows the robot, and its world is out of the server thread’s reach', async () => {
+    expect(rig.server.shadow!.engine).to.be.instanceOf(ThreadTwinEngine);
+    expect(() => rig.server.shadow!.sim).to.throw(/worker thread/);
+    const s = await until('the robot at rest', async () => {
+      const now = await status();
+      return now.motors.every((m) => Math.abs(m.real?.speed ?? 99) < 2) ? now : undefined;
+    });
+    for (const m of s.motors) {
+      expect(m.twin!.position, m.motor).to.be.closeTo(m.real!.position, 3);
+      expect(m.state, m.motor).to.equal('agree');
+    }
+    // The twin's clock follows the robot's: it ran the cycles since the start, in the worker.
+    expect(rig.server.shadow!.time).to.be.above(1);
+  });
+
+  it('raises no event through everyday gotos, then an offset: raised and cleared', async () => {
+    for (const [motor, position, duration] of EVERYDAY_GOTOS) {
+      const res = await call('POST', `/motors/${motor}/goto.json`, { position, duration, wait: true });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const events = (await call('GET', '/shadow/events.json')).body.events as ShadowEventAnswer[];
+    expect(events, JSON.stringify(events)).to.deep.equal([]);
+    await expectShadowEvent(rig, {
+      motor: 'm4',
+      kind: 'offset',
+      on: 'offset=4:10',
+      off: 'offset=4:off',
+      moving: EVERYDAY_GOTOS,
+    });
+  });
+
+  it("the guard predicts from the worker's registers: an IK goto into the table is refused, nothing moves", async () => {
+    const res = await call('POST', '/ik/chain/goto.json', { xyz: '0,-0.2,-0.05', duration: 2, wait: false });
+    expect(res.status, JSON.stringify(res.body)).to.equal(409);
+    expect(res.body.error, JSON.stringify(res.body)).to.match(/tip touching table|table touching tip/);
+    const ok = await call('POST', '/motors/m1/goto.json', { position: 20, duration: 0.5, wait: true });
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+  });
+
+  it('a worker that dies is said once; the server answers on and stops cleanly, the cycle log kept', async () => {
+    const engine = rig.server.shadow!.engine as ThreadTwinEngine;
+    await engine.thread.terminate();
+    await until('the loss in the log', async () =>
+      rig.logs.some((l) => l.includes("the shadow twin's thread exited")) ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rig.logs.filter((l) => l.includes("the shadow twin's thread exited"))).to.have.length(1);
+    expect((await call('GET', '/motors/m1/registers/present_position/value.json')).status).to.equal(200);
+    expect((await call('GET', '/shadow/status.json')).status).to.equal(200);
+    await rig.close();
+    closed = true;
+    const log = await readCycleLog(shadowLog, await loadRobotConfig('ergo-jr'));
+    expect(log.t.length, 'the cycles the worker ran').to.be.above(100);
+    expect(log.motors.m1!.at(-1)!.goal, "the last goto's goal, raw").to.be.closeTo(20, 1);
+  });
+});

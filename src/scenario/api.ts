@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { settleWithin } from '../core/settle.ts';
 import { loadRobotConfig } from '../config/robot-config.ts';
 import { modelSpec } from '../dynamixel/registers.ts';
 import { Motor } from '../robot/motor.ts';
@@ -160,7 +161,7 @@ export async function runScenario(
   } catch (err) {
     failure = describeFailure(err, watch, opts.scenarioFile);
     // Past a limit the scenario's next call throws: let it unwind before its twin goes.
-    if (isNamed(err, 'TimeLimitError') && twin) await settled(running, UNWIND_MS);
+    if (isNamed(err, 'TimeLimitError') && twin) await settleWithin(running, UNWIND_MS);
   } finally {
     await twin?.close();
     if (recordsDir) await rm(recordsDir, { recursive: true, force: true });
@@ -180,11 +181,4 @@ function guardAdvance(twin: Twin, watch: ScenarioWatch): void {
       left -= chunk;
     }
   };
-}
-
-/** Waits for `p` to settle, `ms` at most. */
-async function settled(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { BusRegister, RawValue } from '../dynamixel/registers.ts';
 import { entryModule } from '../core/entry.ts';
 import { workerBoot } from '../core/ts-worker.ts';
+import { settleWithin } from '../core/settle.ts';
 import type { ById, TwinCycleInput, TwinCycleOutput, TwinEngine, TwinEngineSetup } from './twin-engine.ts';
 
 /** A request to the worker, answered in order. */
@@ -46,6 +47,9 @@ export function chooseTwinThread(
   );
   return thread;
 }
+
+/** How long a close waits for the worker to close its world before ending it, ms. */
+export const CLOSE_GRACE_MS = 1000;
 
 /** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
 export const TWIN_THREAD_NAME = 'shadow-twin';
@@ -98,10 +102,15 @@ export class ThreadTwinEngine implements TwinEngine {
     return new Map((await this.#ask({ op: 'read', ids, reg })) as ById);
   }
 
-  async close(): Promise<void> {
-    if (!this.#gone) await this.#ask({ op: 'close' }).catch(() => {});
+  /**
+   * Closes the world, then ends the worker; one busy past `graceMs` (a cycle that does not end) is ended anyway, and
+   * what was waiting for it rejects: a stuck twin never keeps the server from stopping.
+   */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
+    if (!this.#gone) await settleWithin(this.#ask({ op: 'close' }), graceMs);
     this.#gone ??= 'the shadow twin is closed';
     await this.#worker.terminate();
+    this.#lost(this.#gone);
   }
 
   #ask(req: EngineCall): Promise<unknown> {

@@ -28,7 +28,8 @@ import {
   type ShadowEvent,
 } from './comparator.ts';
 import { type ById, LocalTwinEngine, type TwinCycleOutput, type TwinEngine } from './twin-engine.ts';
-import { ThreadTwinEngine } from './twin-engine-thread.ts';
+import { CLOSE_GRACE_MS, ThreadTwinEngine } from './twin-engine-thread.ts';
+import { settleWithin } from '../core/settle.ts';
 
 /**
  * The twin runs every cycle's time, however late it comes (a busy server): the robot did not pause, and a twin that
@@ -196,8 +197,11 @@ export class ShadowTwin {
     if (this.#closed) return;
     this.#closed = true;
     for (const off of this.#offs.splice(0)) off();
-    await this.#queue;
+    // The cycles given so far, then the engine; a worker stuck in one is ended by its close, which settles them.
+    if (this.engine instanceof ThreadTwinEngine) await settleWithin(this.#queue, CLOSE_GRACE_MS);
+    else await this.#queue;
     await this.engine.close();
+    await this.#queue;
     await this.#opts.cycleLog?.close();
   }
 

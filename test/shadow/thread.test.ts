@@ -12,6 +12,8 @@ import { expect } from 'chai';
 import { until } from '../helpers.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { readCycleLog } from '../../src/calibration/from-log.ts';
+import { modelSpec } from '../../src/dynamixel/registers.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
 import { ThreadTwinEngine, chooseTwinThread } from '../../src/shadow/twin-engine-thread.ts';
 import {
   EVERYDAY_GOTOS,
@@ -42,6 +44,37 @@ describe('--shadow-thread: where the twin runs', () => {
     ]);
     expect(chooseTwinThread(undefined, log, 4), 'a server made in code').to.equal('main');
     expect(lines).to.have.length(4);
+  });
+});
+
+describe('the twin in a worker thread, stuck', function () {
+  this.timeout(20000);
+
+  it('a cycle that never ends (a day of robot time) does not keep the close waiting: it rejects, the close ends', async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
+    const engine = new ThreadTwinEngine({
+      config,
+      urdf: await loadUrdf(config.urdfPath),
+      models,
+      stepS: 0.002,
+    });
+    await engine.open([]);
+    const stuck = engine.cycle({ writes: [], dt: 86400, place: false, epoch: 0 });
+    const outcome = stuck.then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const started = performance.now();
+    await engine.close(500);
+    const took = performance.now() - started;
+    expect(took, 'the close').to.be.below(1500);
+    expect(await outcome).to.match(/closed|exited/);
+    await engine.cycle({ writes: [], dt: 0.02, place: false, epoch: 0 }).then(
+      () => expect.fail('a closed engine answered'),
+      (err: Error) => expect(err.message).to.match(/closed|exited/),
+    );
   });
 });
 

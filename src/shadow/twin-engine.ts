@@ -58,6 +58,11 @@ export interface TwinCycleInput {
    * stale and only takes its writes, its time dropped.
    */
   readonly epoch: number;
+  /**
+   * The loads the real servos report, percent of stall in the raw frame, by id: each stiff servo's I term is set from
+   * its own after the cycle's time (a new world's servos holding as the real ones have held for long).
+   */
+  readonly matchLoads?: ById<number>;
 }
 
 export interface TwinCycleOutput {
@@ -179,6 +184,7 @@ export class LocalTwinEngine implements TwinEngine {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
+    if (input.matchLoads) sim.matchLoads(new Map(input.matchLoads));
     await this.#catchUpStiffened(input.writes, torque, realPos, realSpeed);
     for (const [reg, v] of input.writes) await this.#apply(reg, new Map(v), warnings);
     return { ...(await this.#readings()), stale, busyMs: performance.now() - started, warnings };

@@ -10,7 +10,7 @@ import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { MotorBus } from '../core/backend.ts';
-import { type BusRegister, type RawValue, positionToDeg } from '../dynamixel/registers.ts';
+import { type BusRegister, type RawValue, loadToPercent, positionToDeg } from '../dynamixel/registers.ts';
 import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { SIM_STEP_S, type SimBackend } from '../sim/backend.ts';
 import type { FirmwareState } from '../sim/servo.ts';
@@ -37,6 +37,8 @@ import { settleWithin } from '../core/settle.ts';
  * put back on the measured pose instead of catching up.
  */
 const MAX_CATCH_UP_S = 1;
+/** A worker that died is started again this many times; past that, something in it fails every time. */
+const MAX_RESTARTS = 3;
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
@@ -74,8 +76,7 @@ export interface ShadowStatus {
 
 export class ShadowTwin {
   readonly comparator: Comparator;
-  /** The twin's physics: on this thread, or a worker's (its world is then out of reach: `sim` throws). */
-  readonly engine: TwinEngine;
+  #engine: TwinEngine;
   readonly #opts: ShadowOptions;
   readonly #motors: readonly ShadowMotor[];
   readonly #offs: (() => void)[] = [];
@@ -92,10 +93,19 @@ export class ShadowTwin {
   /** The twin's clock and its servos' firmware states after the last cycle. */
   #twinTime = 0;
   #firmware: ReadonlyMap<number, FirmwareState> = new Map();
-  /** Why the twin's physics failed, said once; the comparison then stops. */
-  #broken: string | undefined;
+  /** A worker that died is started again (#restart), this many times at most; meanwhile cycles are not given. */
+  #restarts = 0;
+  #restarting = false;
+  /** The registers the new worker takes first: the real servos' own, read once it opened. */
+  #restore: [BusRegister, ById][] = [];
+  /** The last write out on the bus (its index) when a cycle came during a restart. */
+  #sentWhileRestarting = 0;
+  /** Cycles until the new worker's servos take the real ones' loads (the second: once they have held a step). */
+  #matchLoadsIn = 0;
   /** Cycles compared, the wall time (ms) the twin spent on them (the bench's figure), and its re-anchorings. */
   readonly stats = { cycles: 0, busyMs: 0, reanchored: 0 };
+
+  readonly #newEngine: () => TwinEngine;
 
   constructor(opts: ShadowOptions) {
     this.#opts = opts;
@@ -107,10 +117,11 @@ export class ShadowTwin {
       firmware: opts.firmware && opts.thread === 'worker',
       commands: opts.cycleLog !== undefined,
     };
-    this.engine =
+    this.#newEngine = () =>
       opts.thread === 'worker'
         ? new ThreadTwinEngine({ ...setup, stepS: opts.stepS ?? SIM_STEP_S })
         : new LocalTwinEngine({ ...setup, stepS: opts.stepS });
+    this.#engine = this.#newEngine();
     this.#motors = opts.config.motors.map((m) => ({
       id: m.id,
       name: m.name,
@@ -126,6 +137,11 @@ export class ShadowTwin {
         else opts.log(describeClear(e), 'info');
       },
     });
+  }
+
+  /** The twin's physics: on this thread, or a worker's (its world is then out of reach: `sim` throws). */
+  get engine(): TwinEngine {
+    return this.#engine;
   }
 
   /** The twin's world when it runs on this thread (tests look into it); a worker's is out of reach. */
@@ -154,18 +170,23 @@ export class ShadowTwin {
   /** Opens the twin in the measured pose and taps the real backend. Call after the backend opened, before start. */
   async open(): Promise<void> {
     const { real } = this.#opts;
+    await this.#engine.open(await this.#measuredPose());
+    this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
+    this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
+  }
+
+  /** The servos' angles as the bus reads them now, raw degrees by id (a motor that does not answer is left out). */
+  async #measuredPose(): Promise<ById<number>> {
     const pose: ById<number> = [];
     for (const m of this.#motors) {
       try {
-        const v = (await real.bus.read([m.id], 'present_position')).get(m.id);
+        const v = (await this.#opts.real.bus.read([m.id], 'present_position')).get(m.id);
         if (typeof v === 'number') pose.push([m.id, positionToDeg(m.spec, v)]);
       } catch {
-        // A motor missing at start-up keeps the twin's start pose; the comparator reports it offline.
+        // A motor missing keeps the twin's start pose; the comparator reports it offline.
       }
     }
-    await this.engine.open(pose);
-    this.#offs.push(real.onWrite((reg, values, index) => this.#command(reg, values, index)));
-    this.#offs.push(real.onCycle((report) => this.#onCycle(report)));
+    return pose;
   }
 
   /**
@@ -211,6 +232,8 @@ export class ShadowTwin {
   }
 
   #onCycle(report: CycleReport): void {
+    // While a worker that died starts again the cycles wait; the writes they sent go to the new one with its first.
+    if (this.#restarting) return void (this.#sentWhileRestarting = report.writes);
     const at = report.startedAt / 1000;
     const dt = this.#lastCycleAt === undefined ? 0 : Math.max(0, at - this.#lastCycleAt);
     this.#lastCycleAt = at;
@@ -234,12 +257,16 @@ export class ShadowTwin {
     // the twin runs the time up to the cycle with the commands before them, then takes them.
     let sent = 0;
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
-    const writes = this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, [...v]]);
+    const writes = [
+      ...this.#restore.splice(0),
+      ...this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, [...v]]),
+    ];
     const realPos = values.get('present_position');
     const resuming = this.#placeNext;
     this.#placeNext = false;
     // Given to the engine now, in order (a worker's runs while this thread serves HTTP); taken back in order.
-    const answer = this.engine.cycle({
+    const engine = this.#engine;
+    const answer = engine.cycle({
       position: realPos && [...realPos],
       speed: values.has('present_speed') ? [...values.get('present_speed')!] : undefined,
       writes,
@@ -247,20 +274,101 @@ export class ShadowTwin {
       dt: reanchor ? 0 : dt,
       place: reanchor || resuming,
       epoch,
+      matchLoads: this.#matchLoadsIn > 0 && --this.#matchLoadsIn === 0 ? this.#rawLoads(values) : undefined,
     });
     // Handled where it is taken; marked now, as a worker that died rejects it before its turn.
     answer.catch(() => {});
     this.#queue = this.#queue
       .then(async () => this.#take(await answer, values, t, reanchor, resuming, dt))
-      .catch((err: unknown) => this.#failed(err));
+      .catch((err: unknown) => this.#failed(err, engine));
   }
 
-  /** A cycle that failed: said once when the twin's physics is gone (its thread died), else once a cycle. */
-  #failed(err: unknown): void {
+  /** A cycle that failed: said, and a worker that died is started again. */
+  #failed(err: unknown, engine: TwinEngine): void {
+    // A cycle given to a worker since replaced: its loss was said already.
+    if (engine !== this.#engine) return;
+    const gone = engine instanceof ThreadTwinEngine && engine.gone;
+    if (gone && (this.#restarting || this.#closed)) return;
     const why = (err as Error).message;
-    if (this.#broken === why) return;
-    this.#opts.log(`shadow: a cycle failed: ${why}`, 'warn');
-    if (this.engine instanceof ThreadTwinEngine && this.engine.gone) this.#broken = why;
+    if (!gone) return this.#opts.log(`shadow: a cycle failed: ${why}`, 'warn');
+    if (this.#restarts >= MAX_RESTARTS) {
+      if (this.#restarts++ === MAX_RESTARTS)
+        this.#opts.log(
+          `shadow: ${why}, ${MAX_RESTARTS} times: the comparison stops (restart the server)`,
+          'warn',
+        );
+      return;
+    }
+    this.#restarts++;
+    this.#opts.log(`shadow: ${why}; starting it again on the measured pose`, 'warn');
+    this.#restarting = true;
+    void this.#restart().then(
+      () => this.#closed || this.#opts.log("shadow: the twin's thread runs again; comparing afresh", 'info'),
+      (e: unknown) => {
+        this.#restarting = false;
+        this.#failed(e, this.#engine);
+      },
+    );
+  }
+
+  /**
+   * A new worker in the measured pose, its servos given the real ones' registers with its first cycle (the commands
+   * the server sent before stay in force there), the comparison paused until that cycle has run.
+   */
+  async #restart(): Promise<void> {
+    this.comparator.pause();
+    this.#twinTime = 0;
+    void this.#engine.close();
+    const engine = this.#newEngine();
+    this.#engine = engine;
+    await engine.open(await this.#measuredPose());
+    this.#restore = await this.#realRegisters();
+    // The writes out on the bus before those reads are in them: only the later ones are given after them.
+    this.#writes = this.#writes.filter(([index]) => index > this.#sentWhileRestarting);
+    // Closed meanwhile: close() ended the engine it found, maybe the old one.
+    if (this.#closed) return void (await engine.close());
+    this.#behind = 0;
+    this.#lastCycleAt = undefined;
+    this.#placeNext = true;
+    this.#matchLoadsIn = 2;
+    this.#restarting = false;
+  }
+
+  /** The cycle's loads, percent of stall in the raw frame, by id. */
+  #rawLoads(values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>): ById<number> {
+    const loads: ById<number> = [];
+    for (const m of this.#motors) {
+      const raw = values.get('present_load')?.get(m.id);
+      if (typeof raw === 'number') loads.push([m.id, loadToPercent(raw)]);
+    }
+    return loads;
+  }
+
+  /** The commands the real servos hold now, in the order a twin takes them (limits, then goals, then torque). */
+  async #realRegisters(): Promise<[BusRegister, ById][]> {
+    const { real } = this.#opts;
+    const ids = (control?: string) =>
+      this.#motors.filter((m) => control === undefined || m.spec.control === control).map((m) => m.id);
+    const registers: [BusRegister, number[]][] = [
+      ['angle_limit', ids()],
+      ['torque_limit', ids()],
+      ['moving_speed', ids()],
+      ['pid', ids('pid')],
+      ['compliance_margin', ids('compliance')],
+      ['compliance_slope', ids('compliance')],
+      ['goal_position', ids()],
+      ['torque_enable', ids()],
+    ];
+    const out: [BusRegister, ById][] = [];
+    for (const [reg, of] of registers) {
+      if (!of.length) continue;
+      try {
+        out.push([reg, [...(await real.bus.read(of, reg))]]);
+      } catch {
+        // A motor that does not answer: the read of that register is left out, the twin keeps its default.
+      }
+    }
+    return out;
   }
 
   /** A cycle's answer from the engine: compared with what the robot read. */

@@ -17,7 +17,7 @@ import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 import { openViewers } from './ui.ts';
 import { serverNodeFlags } from '../src/core/memory.ts';
-import { TWIN_THREAD_NAME } from '../src/shadow/twin-engine-thread.ts';
+import { TWIN_THREAD_NAME } from '../src/shadow/twin-engine.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -51,9 +51,6 @@ export function chooseTwinThread(
 /** How long a close waits for the worker to close its world before ending it, ms. */
 export const CLOSE_GRACE_MS = 1000;
 
-/** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
-export const TWIN_THREAD_NAME = 'shadow-twin';
-
 const ENTRY = entryModule(new URL('./twin-engine-worker.ts', import.meta.url), 'shadow-twin-worker').href;
 
 export class ThreadTwinEngine implements TwinEngine {

@@ -4,8 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { LocalTwinEngine, type TwinEngineSetup } from './twin-engine.ts';
-import { type EngineRequest, type EngineResponse, TWIN_THREAD_NAME } from './twin-engine-thread.ts';
+import { LocalTwinEngine, TWIN_THREAD_NAME, type TwinEngineSetup } from './twin-engine.ts';
+import type { EngineRequest, EngineResponse } from './twin-engine-thread.ts';
 
 // Named for `top -H` and `ps -L` (Linux: a thread may rename itself); elsewhere it keeps the process's name.
 try {

@@ -19,6 +19,9 @@ import {
 import { SimBackend } from '../sim/backend.ts';
 import type { FirmwareState } from '../sim/servo.ts';
 
+/** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
+export const TWIN_THREAD_NAME = 'shadow-twin';
+
 /** Values by motor id, as a list (structured-clone friendly, and ordered). */
 export type ById<T = RawValue> = [number, T][];
 

@@ -167,8 +167,10 @@ export class RecordsService {
     });
   }
 
-  /** Replays the move at `speed` (negative: backwards), restarting a replay in progress. */
-  /** Replays a move; `guard` (the --guard's check of its path) may refuse it before anything moves. */
+  /**
+   * Replays the move at `speed` (negative: backwards), restarting a replay in progress; `guard` (the --guard's check
+   * of its path) may refuse it before anything moves.
+   */
   async play(name: string, speed: number, guard?: (path: MovePath) => Promise<void>): Promise<void> {
     assertMoveName(name);
     await this.#exclusive(name, async () => {

@@ -1,10 +1,11 @@
-// Over 400 lines: the twin's cycle (time, writes, follow, catch-up, comparison, log) reads best as one class.
+// Over 400 lines: the twin's cycle (time, writes, hand-over, comparison, log, restart) reads best as one class.
 /**
  * Shadow mode: a physics twin beside the real robot. Every command the server writes to the real servos is also
  * written to the twin's (a tap on the real backend's command path), and the twin's time advances by the bus loop's
  * cycles, so that both see the same commands at the same instants; joints whose servo is compliant are followed (the
- * twin's hand keeps them near the measured angle), not judged; the twin starts from the measured pose. After each
- * cycle the comparator weighs the real readings against the twin's (src/shadow/comparator.ts).
+ * twin's hand keeps them near the measured angle), not judged; the twin starts from the measured pose. Its physics
+ * runs in a TwinEngine (twin-engine.ts), on this thread or a worker's. After each cycle the comparator weighs the real
+ * readings against the twin's (src/shadow/comparator.ts).
  */
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';

@@ -96,7 +96,7 @@ export class ThreadTwinEngine implements TwinEngine {
   }
 
   async read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
-    return new Map((await this.#ask({ op: 'read', ids, reg })) as ById);
+    return (await this.#ask({ op: 'read', ids, reg })) as Map<number, RawValue>;
   }
 
   /**

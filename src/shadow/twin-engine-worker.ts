@@ -29,7 +29,7 @@ async function answer(req: EngineRequest): Promise<unknown> {
     case 'cycle':
       return engine.cycle(req.input);
     case 'read':
-      return [...(await engine.read(req.ids, req.reg))];
+      return engine.read(req.ids, req.reg);
     case 'close':
       return engine.close();
   }

@@ -3,7 +3,7 @@
  * (the measured pose, the writes the cycle sent, the time it covered), answering the twin servos' readings. It runs
  * on the server's thread (LocalTwinEngine) or in a worker thread of its own (twin-engine-thread.ts), so that on a
  * board of several slow cores the twin's steps leave the server's thread to HTTP and the web view (issue 46).
- * Everything crossing between them is plain data: arrays of [id, value] pairs.
+ * Everything crossing between them is plain data and Maps by motor id.
  */
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -22,8 +22,8 @@ import type { FirmwareState } from '../sim/servo.ts';
 /** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
 export const TWIN_THREAD_NAME = 'shadow-twin';
 
-/** Values by motor id, as a list (structured-clone friendly, and ordered). */
-export type ById<T = RawValue> = [number, T][];
+/** Values by motor id (a worker's messages carry Maps as they are: the structured clone copies them). */
+export type ById<T = RawValue> = ReadonlyMap<number, T>;
 
 /**
  * A compliant joint's slack about its measured angle (degrees): within it the twin's own physics moves the joint (the
@@ -141,7 +141,7 @@ export class LocalTwinEngine implements TwinEngine {
 
   async open(pose: ById<number>): Promise<void> {
     await this.sim.open();
-    this.sim.simulation.setPose(new Map(pose));
+    this.sim.simulation.setPose(pose);
   }
 
   read(ids: readonly number[], reg: BusRegister): Promise<Map<number, RawValue>> {
@@ -170,12 +170,12 @@ export class LocalTwinEngine implements TwinEngine {
     const warnings: string[] = [];
     const stale = input.epoch < this.#newestEpoch;
     if (stale) {
-      for (const [reg, v] of input.writes) await this.#apply(reg, new Map(v), warnings);
+      for (const [reg, v] of input.writes) await this.#apply(reg, v, warnings);
       return { ...(await this.#readings()), stale, busyMs: performance.now() - started, warnings };
     }
     const ids = this.#motors.map((m) => m.id);
-    const realPos = input.position && new Map(input.position);
-    const realSpeed = input.speed && new Map(input.speed);
+    const realPos = input.position;
+    const realSpeed = input.speed;
     if (input.place) await this.#place(this.#measuredPose(realPos));
     const torque = await sim.bus.read(ids, 'torque_enable');
     this.#follow(torque, realPos, realSpeed);
@@ -187,9 +187,9 @@ export class LocalTwinEngine implements TwinEngine {
       this.#owed -= steps * sim.dt;
       await sim.advance(steps * sim.dt);
     }
-    if (input.matchLoads) sim.matchLoads(new Map(input.matchLoads));
+    if (input.matchLoads) sim.matchLoads(input.matchLoads);
     await this.#catchUpStiffened(input.writes, torque, realPos, realSpeed);
-    for (const [reg, v] of input.writes) await this.#apply(reg, new Map(v), warnings);
+    for (const [reg, v] of input.writes) await this.#apply(reg, v, warnings);
     return { ...(await this.#readings()), stale, busyMs: performance.now() - started, warnings };
   }
 
@@ -204,17 +204,17 @@ export class LocalTwinEngine implements TwinEngine {
       'goal_position',
     ] as const;
     const [torque, position, speed, load, goal] = await Promise.all(regs.map((r) => sim.bus.read(ids, r)));
-    const limit = this.#setup.commands ? [...(await sim.bus.read(ids, 'torque_limit'))] : undefined;
+    const limit = this.#setup.commands ? await sim.bus.read(ids, 'torque_limit') : undefined;
     return {
       time: sim.clock.now(),
-      torque: [...torque!],
-      position: [...position!],
-      speed: [...speed!],
-      load: [...load!],
-      goal: [...goal!],
+      torque: torque!,
+      position: position!,
+      speed: speed!,
+      load: load!,
+      goal: goal!,
       limit,
-      kp: [...(await this.#pGains())],
-      firmware: this.#setup.firmware ? [...sim.firmwareStates()] : undefined,
+      kp: await this.#pGains(),
+      firmware: this.#setup.firmware ? sim.firmwareStates() : undefined,
     };
   }
 
@@ -309,7 +309,7 @@ export class LocalTwinEngine implements TwinEngine {
     realSpeed: ReadonlyMap<number, RawValue> | undefined,
   ): Promise<void> {
     const stiffened = writes.flatMap(([reg, v]) =>
-      reg === 'torque_enable' ? v.filter(([id, on]) => on === 1 && torque.get(id) === 0) : [],
+      reg === 'torque_enable' ? [...v].filter(([id, on]) => on === 1 && torque.get(id) === 0) : [],
     );
     if (!stiffened.length || !realPos) return;
     const ids = stiffened.map(([id]) => id);

@@ -177,12 +177,12 @@ export class ShadowTwin {
   }
 
   /** The servos' angles as the bus reads them now, raw degrees by id (a motor that does not answer is left out). */
-  async #measuredPose(): Promise<ById<number>> {
-    const pose: ById<number> = [];
+  async #measuredPose(): Promise<Map<number, number>> {
+    const pose = new Map<number, number>();
     for (const m of this.#motors) {
       try {
         const v = (await this.#opts.real.bus.read([m.id], 'present_position')).get(m.id);
-        if (typeof v === 'number') pose.push([m.id, positionToDeg(m.spec, v)]);
+        if (typeof v === 'number') pose.set(m.id, positionToDeg(m.spec, v));
       } catch {
         // A motor missing keeps the twin's start pose; the comparator reports it offline.
       }
@@ -260,7 +260,7 @@ export class ShadowTwin {
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
     const writes = [
       ...this.#restore.splice(0),
-      ...this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, [...v]]),
+      ...this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, v]),
     ];
     const realPos = values.get('present_position');
     const resuming = this.#placeNext;
@@ -268,8 +268,8 @@ export class ShadowTwin {
     // Given to the engine now, in order (a worker's runs while this thread serves HTTP); taken back in order.
     const engine = this.#engine;
     const answer = engine.cycle({
-      position: realPos && [...realPos],
-      speed: values.has('present_speed') ? [...values.get('present_speed')!] : undefined,
+      position: realPos,
+      speed: values.get('present_speed'),
       writes,
       // After a stall too long to catch up, the twin drops the time and is put on the measured pose.
       dt: reanchor ? 0 : dt,
@@ -336,11 +336,11 @@ export class ShadowTwin {
   }
 
   /** The cycle's loads, percent of stall in the raw frame, by id. */
-  #rawLoads(values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>): ById<number> {
-    const loads: ById<number> = [];
+  #rawLoads(values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>): Map<number, number> {
+    const loads = new Map<number, number>();
     for (const m of this.#motors) {
       const raw = values.get('present_load')?.get(m.id);
-      if (typeof raw === 'number') loads.push([m.id, loadToPercent(raw)]);
+      if (typeof raw === 'number') loads.set(m.id, loadToPercent(raw));
     }
     return loads;
   }
@@ -364,7 +364,7 @@ export class ShadowTwin {
     for (const [reg, of] of registers) {
       if (!of.length) continue;
       try {
-        out.push([reg, [...(await real.bus.read(of, reg))]]);
+        out.push([reg, await real.bus.read(of, reg)]);
       } catch {
         // A motor that does not answer: the read of that register is left out, the twin keeps its default.
       }
@@ -384,7 +384,7 @@ export class ShadowTwin {
     this.#behind -= dt;
     for (const line of out.warnings) this.#opts.log(line, 'warn');
     this.#twinTime = out.time;
-    if (out.firmware) this.#firmware = new Map(out.firmware);
+    if (out.firmware) this.#firmware = out.firmware;
     if (this.#closed) return;
     if (out.stale) {
       if (resuming) this.#placeNext = true;
@@ -392,23 +392,16 @@ export class ShadowTwin {
     }
     if (reanchor) this.stats.reanchored++;
     const realPos = values.get('present_position');
-    const [torque, pos, speed, load, goal, kp] = [
-      out.torque,
-      out.position,
-      out.speed,
-      out.load,
-      out.goal,
-      out.kp,
-    ].map((v) => new Map<number, RawValue>(v));
+    const { torque, position: pos, speed, load, goal, kp } = out;
     this.#opts.cycleLog?.record(t, this.#motors, realPos, {
-      goal: goal!,
-      torque: torque!,
-      limit: new Map(out.limit ?? []),
+      goal,
+      torque,
+      limit: out.limit ?? new Map(),
     });
     for (const m of this.#motors) {
       const twin = {
-        ...reading(m, pos!.get(m.id), speed!.get(m.id), load!.get(m.id))!,
-        goal: userFrame.position(m, goal!.get(m.id) as number),
+        ...reading(m, pos.get(m.id), speed.get(m.id), load.get(m.id))!,
+        goal: userFrame.position(m, goal.get(m.id) as number),
       };
       const real = reading(
         m,
@@ -417,8 +410,8 @@ export class ShadowTwin {
         values.get('present_load')?.get(m.id),
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
-      const restBand = restBandDeg(m.model, (kp!.get(m.id) as number | undefined) ?? 0);
-      this.comparator.update(t, m.name, real, online, twin, torque!.get(m.id) === 0, restBand);
+      const restBand = restBandDeg(m.model, kp.get(m.id) ?? 0);
+      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand);
     }
     if (resuming) this.comparator.resume();
     this.stats.cycles++;

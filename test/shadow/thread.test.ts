@@ -59,7 +59,7 @@ describe('the twin in a worker thread, stuck', function () {
       models,
       stepS: 0.002,
     });
-    await engine.open([]);
+    await engine.open(new Map());
     const stuck = engine.cycle({ writes: [], dt: 86400, place: false, epoch: 0 });
     const outcome = stuck.then(
       () => 'answered',

@@ -34,6 +34,8 @@ export interface Faults extends PhysicalFaults {
   latencyMs: number;
   /** Ids that ignore sync and bulk reads (an adapter or firmware without them) but answer single reads. */
   nosync: Set<number>;
+  /** Per id, how many of the next instructions addressed to it the servo misses (noise on the line: no effect, no reply). */
+  deaf: Map<number, number>;
   block: ReadonlyMap<number, number>;
   weak: ReadonlyMap<number, number>;
   push: ReadonlyMap<number, number>;
@@ -48,6 +50,7 @@ export const noFaults = (): Faults => ({
   errorBits: new Map(),
   latencyMs: 0,
   nosync: new Set(),
+  deaf: new Map(),
   block: new Map(),
   weak: new Map(),
   push: new Map(),
@@ -143,14 +146,21 @@ export class EmulatedBus {
     return this.#list;
   }
 
-  /** The servos at `id` that hear the host (on the bus, at its rate). */
+  /** The servos at `id` that hear the host (on the bus, at its rate); a deaf one misses this instruction instead. */
   #at(id: number, host: Host): EmulatedServo[] {
-    return this.#servos.filter(
-      (sv) =>
-        (id === BROADCAST_ID || sv.id === id) &&
-        !this.faults.missing.has(sv.id) &&
-        sameRate(sv.baud, host.baud),
-    );
+    return this.#servos.filter((sv) => {
+      if (
+        (id !== BROADCAST_ID && sv.id !== id) ||
+        this.faults.missing.has(sv.id) ||
+        !sameRate(sv.baud, host.baud)
+      )
+        return false;
+      const deaf = this.faults.deaf.get(sv.id) ?? 0;
+      if (deaf <= 0) return true;
+      if (deaf === 1) this.faults.deaf.delete(sv.id);
+      else this.faults.deaf.set(sv.id, deaf - 1);
+      return false;
+    });
   }
 
   #errorByte(servo: EmulatedServo, refusal?: ServoRefusal | 'instruction' | 'crc'): number {

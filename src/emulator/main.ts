@@ -49,6 +49,14 @@ export function parseFaults(text: string): Partial<Faults> {
       case 'nosync':
         faults.nosync = new Set(value.split('+').map((v) => num(v, 0, 252)));
         break;
+      case 'deaf': {
+        faults.deaf ??= new Map();
+        for (const entry of value.split('+')) {
+          const [id = '', count = ''] = entry.split(':');
+          faults.deaf.set(num(id, 0, 252), num(count, 0, 1000));
+        }
+        break;
+      }
       case 'error': {
         faults.errorBits ??= new Map();
         for (const entry of value.split('+')) {
@@ -78,7 +86,7 @@ export function parseFaults(text: string): Partial<Faults> {
       }
       default:
         throw new InvalidArgumentError(
-          `unknown fault "${key}" (drop, corrupt, latency, missing, error, nosync, block, weak, push, offset)`,
+          `unknown fault "${key}" (drop, corrupt, latency, missing, error, nosync, deaf, block, weak, push, offset)`,
         );
     }
   }
@@ -124,6 +132,7 @@ export function describeFaults(bus: EmulatedBus): string {
     `missing=${[...f.missing].join('+') || 'none'}`,
     `error=${[...f.errorBits].map(([id, bits]) => `${id}:0x${bits.toString(16)}`).join('+') || 'none'}`,
     `nosync=${[...f.nosync].join('+') || 'none'}`,
+    `deaf=${[...f.deaf].map(([id, n]) => `${id}:${n}`).join('+') || 'none'}`,
     ...PHYSICAL_KEYS.map(
       (key) => `${key}=${[...f[key]].map(([id, v]) => `${id}${PHYSICAL[key][0]}${v}`).join('+') || 'none'}`,
     ),
@@ -206,6 +215,7 @@ async function main(argv: string[]): Promise<void> {
     .option(
       '--faults <list>',
       'drop=<share>,corrupt=<share>,latency=<ms>,missing=<id>[+<id>],error=<id>:<bits>[+...],nosync=<id>[+<id>], ' +
+        'deaf=<id>:<count>[+...] (the next instructions to that id missed), ' +
         'and of the ' +
         'physical world: block=<id>@<deg> (a stop), weak=<id>:<factor> (torque scaled), push=<id>:<N.m> ' +
         '(an external torque), offset=<id>:<deg> (the position reported shifted)',

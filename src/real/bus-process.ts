@@ -12,6 +12,8 @@ import { BUS_SIGNAL_GRACE_MS, serveBus } from './bus-service.ts';
 const service = serveBus({
   post: (m: FromBus) => {
     if (process.connected) process.send!(m);
+    // The server is gone: what the bus still has to say (leaving the servos) goes to the stderr it shared (the journal).
+    else if (m.t === 'log') process.stderr.write(`bus: ${m.line}\n`);
   },
   ended: () => process.disconnect(),
   raisePriority: true,

@@ -32,6 +32,8 @@ import type { SerialBinding } from './serial-binding.ts';
 
 /** Consecutive failed reads after which a motor counts as gone. */
 const LOST_AFTER = 5;
+/** Torque-off writes at close, each read back (the first is the one that counts on a clean line). */
+const CLOSE_ATTEMPTS = 3;
 /** Bytes of the present position + speed + load block. */
 const BLOCK = 6;
 /** Pings per motor at start-up before it counts as missing. */
@@ -347,13 +349,35 @@ export class BusDriver {
   /** Leaves the servos limp (`compliant`) or holding, then closes the port. */
   async close(onClose: 'compliant' | 'hold' = 'compliant'): Promise<void> {
     if (!this.link.isOpen) return;
-    // Every configured motor, lost ones included: a sync write waits for no reply, and a motor counted lost (its
-    // replies dropped or garbled under load) may still hear it. Leaving one stiff is the failure that matters here.
-    if (onClose === 'compliant' && this.models.size)
-      await this.#syncWrite('torque_enable', new Map([...this.models.keys()].map((id) => [id, 0]))).catch(
-        () => {},
-      );
+    if (onClose === 'compliant' && this.models.size) await this.#leaveLimp();
     await this.link.close();
+  }
+
+  /**
+   * Torque off to every configured motor, lost ones included (a sync write waits for no reply, and a motor counted
+   * lost under load may still hear it), then read back: a motor that missed it (noise on the line) or did not answer
+   * gets it again. Leaving one stiff is the failure that matters here.
+   */
+  async #leaveLimp(): Promise<void> {
+    let stiff = [...this.models.keys()];
+    for (let attempt = 1; attempt <= CLOSE_ATTEMPTS && stiff.length; attempt++) {
+      // Remembered too: a motor that answers again after missed reads is written what it was last given.
+      const limp = new Map(stiff.map((id) => [id, 0]));
+      this.#remember('torque_enable', limp);
+      await this.#syncWrite('torque_enable', limp).catch(() => {});
+      // Fresh answers only: a stale value kept from before the torque went on must not pass for limp.
+      const read = await this.#readBytes(
+        stiff,
+        (id) => this.#layout(id, 'torque_enable').address,
+        1,
+        false,
+      ).catch(() => new Map<number, Uint8Array>());
+      stiff = stiff.filter((id) => read.get(id)?.[0] !== 0);
+    }
+    if (stiff.length)
+      this.log(
+        `closing: ${stiff.map((id) => this.health.get(id)!.name).join(', ')} did not confirm torque off after ${CLOSE_ATTEMPTS} tries`,
+      );
   }
 
   /** Every motor's health, copied (to send to the server). */
@@ -427,13 +451,14 @@ export class BusDriver {
 
   /**
    * Reads `length` bytes at each motor's address in as few transactions as the protocol allows and retries the
-   * failed ones once. A motor that still fails gives its last good value (the failure is counted); a lost motor is
-   * probed only now and then and left out of the answer until it replies.
+   * failed ones once. A motor that still fails gives its last good value (unless `lastGood` is false; the failure is
+   * counted); a lost motor is probed only now and then and left out of the answer until it replies.
    */
   async #readBytes(
     ids: readonly number[],
     addressOf: (id: number) => number,
     length: number,
+    lastGood = true,
   ): Promise<Map<number, Uint8Array>> {
     const p = this.link.protocol;
     const probe = this.#reads++ % PROBE_EVERY === 0;
@@ -485,7 +510,7 @@ export class BusDriver {
       if (!last) this.#last.set(id, (last = new Map()));
       const fresh = out.get(id);
       if (fresh) last.set(key, fresh);
-      else if (this.health.get(id)!.online && last.has(key)) out.set(id, last.get(key)!);
+      else if (lastGood && this.health.get(id)!.online && last.has(key)) out.set(id, last.get(key)!);
     }
     return out;
   }
@@ -544,13 +569,18 @@ export class BusDriver {
 
   async write(reg: BusRegister, values: ReadonlyMap<number, RawValue>): Promise<void> {
     checkWrite(this.models, reg, values);
+    this.#remember(reg, values);
+    const online = new Map([...values].filter(([id]) => this.health.get(id)!.online));
+    if (online.size) await this.#syncWrite(reg, online);
+  }
+
+  /** What a motor that comes back (after failed reads, maybe a brown-out) is written again (#recovered). */
+  #remember(reg: BusRegister, values: ReadonlyMap<number, RawValue>): void {
     for (const [id, v] of values) {
       let regs = this.#written.get(id);
       if (!regs) this.#written.set(id, (regs = new Map()));
       regs.set(reg, v);
     }
-    const online = new Map([...values].filter(([id]) => this.health.get(id)!.online));
-    if (online.size) await this.#syncWrite(reg, online);
   }
 
   /** One sync write per address (one, unless models with different tables share the bus). */

@@ -168,6 +168,43 @@ describe('bus driver on the in-memory binding: servo errors, read fallback, rebo
     }
   });
 
+  for (const robot of ['ergo-jr', 'torso'])
+    it(`${robot}: leaves every servo limp at close though some miss the torque-off write or its read-back`, async () => {
+      const r = await rig(robot);
+      const ids = [...r.driver.models.keys()];
+      const torque = async () => [...(await r.bus.sim.bus.read(ids, 'torque_enable')).values()];
+      try {
+        await r.driver.write('torque_enable', new Map(ids.map((id) => [id, 1])));
+        // A sync write has no reply: a read behind it in the emulator's queue waits until it took effect.
+        expect([...(await r.driver.read(ids, 'torque_enable')).values()]).to.deep.equal(ids.map(() => 1));
+        expect(await torque()).to.deep.equal(ids.map(() => 1));
+        // The second misses the sync write; the third that too and the read that would find it stiff, and its retry.
+        r.bus.bus.faults.deaf = new Map([
+          [ids[1]!, 1],
+          [ids[2]!, 3],
+        ]);
+      } catch (err) {
+        await r.close();
+        throw err;
+      }
+      await r.driver.close('compliant');
+      expect(await torque()).to.deep.equal(ids.map(() => 0));
+      expect(r.bus.bus.faults.deaf.size, 'every missed instruction used up').to.equal(0);
+      expect(r.logs.filter((l) => /did not confirm torque off/.test(l))).to.deep.equal([]);
+    });
+
+  it('says which servo did not confirm torque off at close when it never hears', async () => {
+    const r = await rig('ergo-jr');
+    await r.driver.write('torque_enable', new Map([[4, 1]]));
+    expect((await r.driver.read([4], 'torque_enable')).get(4)).to.equal(1);
+    r.bus.bus.faults.deaf = new Map([[4, 1000]]);
+    await r.driver.close('compliant');
+    expect((await r.bus.sim.bus.read([4], 'torque_enable')).get(4)).to.equal(1);
+    expect(r.logs.filter((l) => /did not confirm torque off/.test(l))).to.deep.equal([
+      'closing: m4 did not confirm torque off after 3 tries',
+    ]);
+  });
+
   it('refuses a reboot on protocol 1.0, which has none, and sends nothing', async () => {
     const r = await rig('torso');
     try {

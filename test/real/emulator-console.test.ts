@@ -21,8 +21,16 @@ describe('emulator fault console lines', () => {
     expect(applyFaultLine(b, '  status ')).to.match(
       /^faults .*; 0 instructions, 0 replies, 0 dropped, 0 corrupted$/,
     );
-    expect(applyFaultLine(b, 'clear')).to.match(/drop=0,corrupt=0,latency=0,missing=none,error=none/);
+    expect(applyFaultLine(b, 'deaf=3:2+5:1')).to.match(/,deaf=3:2\+5:1,/);
+    expect([...b.faults.deaf]).to.deep.equal([
+      [3, 2],
+      [5, 1],
+    ]);
+    expect(applyFaultLine(b, 'clear')).to.match(
+      /drop=0,corrupt=0,latency=0,missing=none,error=none,.*deaf=none/,
+    );
     expect(b.faults.missing.size).to.equal(0);
+    expect(b.faults.deaf.size).to.equal(0);
     expect(applyFaultLine(b, '')).to.equal('');
   });
 

@@ -207,7 +207,12 @@ describe('the bus process: the sync loop in a process of its own', function () {
       server.child.kill('SIGKILL');
       expect(await server.exited).to.equal('SIGKILL');
       // The server had no chance to clean up: its bus process saw the channel close and let the servos go limp.
-      await until('torque off after the kill', async () => ((await torque()) === 0 ? true : undefined));
+      await until('torque off after the kill', async () => ((await torque()) === 0 ? true : undefined)).catch(
+        (err: Error) => {
+          // The bus process writes on the server's stderr pipe, which outlives the server: say what it logged.
+          throw new Error(`${err.message}; the log since: ${server.stderr().slice(-3000)}`);
+        },
+      );
       // ...then released the port: another server opens it (the lock is exclusive).
       const next = launch('src/main.ts', ['--backend=real', `--serial=${emu.path}`, '--port=0']);
       await waitFor(next, /listening on (http:\/\/\S+?)\/? /, 'listening line of a second server');

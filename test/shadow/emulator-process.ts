@@ -297,9 +297,9 @@ export async function expectShadowEvent(
     on: string | (() => Promise<string>);
     off: string;
     moving: readonly Goto[];
-    /** Started before the fault, not waited for: a goto of the motor at fault. */
+    /** A goto of the motor at fault, answered (not waiting for its end) before the fault comes. */
     act?: () => Promise<unknown>;
-    /** How long after the start of `act` the fault comes, ms (default 250). */
+    /** How long after `act` answered the fault comes, ms (default 250). */
     actLeadMs?: number;
     /** Hand lines moving the limp joints meanwhile (keepHanding). */
     hand?: readonly string[];
@@ -321,13 +321,17 @@ export async function expectShadowEvent(
   try {
     // The other motors under way, and the motor at fault at rest for longer than the comparator's look back.
     await new Promise((r) => setTimeout(r, BAND.MOVED_WITHIN_S * 1000 + 100));
+    // The lead counts from the goto's answer (the move under way), not its request: a loaded machine may take a while
+    // to answer, and a fault before the move starts is not yet the fault under test.
     const acting = opts.act?.();
-    if (acting) await new Promise((r) => setTimeout(r, opts.actLeadMs ?? 250));
+    if (acting) {
+      await acting;
+      await new Promise((r) => setTimeout(r, opts.actLeadMs ?? 250));
+    }
     const on = typeof opts.on === 'string' ? opts.on : await opts.on();
     const setAt = performance.now();
     faulty = true;
     await fault(on);
-    await acting;
     const raised = await until(
       `an event on ${motor}`,
       async () => loggedAfter(rig, setAt, `shadow: ${motor} `),

@@ -24,6 +24,7 @@ import type { RobotServer } from './server.ts';
 import type { Classroom } from './classroom/classroom.ts';
 import type { ShardedClassroom } from './classroom/sharded.ts';
 import { Phases } from './core/phases.ts';
+import { twinThreadFor } from './shadow/twin-engine-thread.ts';
 import { type MemoryFlag, type MemoryPlan, memoryPlan } from './core/memory.ts';
 import v8 from 'node:v8';
 /** V8's own growth factor of the young generation (its default), given back once the server listens. */
@@ -323,9 +324,11 @@ async function main(argv: string[]): Promise<void> {
   }
   let robotServer: RobotServer;
   try {
-    // Loaded once the flags are good (a bad flag or --help loads none); a twin's Rapier compiles meanwhile.
-    if (opts.backend === 'sim' || opts.shadow)
-      void import('./sim/build-world.ts').then((m) => m.initRapier()).catch(() => {});
+    // Loaded once the flags are good (a bad flag or --help loads none); a twin's Rapier compiles meanwhile, where this
+    // thread will run one (a twin in a worker loads its own: this thread would keep its memory, about 28 MB, for nothing).
+    const physicsHere =
+      opts.backend === 'sim' || (opts.shadow && (opts.guard || twinThreadFor(opts.shadowThread) === 'main'));
+    if (physicsHere) void import('./sim/build-world.ts').then((m) => m.initRapier()).catch(() => {});
     const { createRobotServer } = await import('./server.ts');
     phases.mark('modules');
     server = robotServer = await createRobotServer({

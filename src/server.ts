@@ -45,7 +45,7 @@ import { calibrationRoutes } from './http/routes/calibration.ts';
 import { type ServoParams, loadCalibration, servoParamsOf } from './config/calibration.ts';
 import { busRoutes } from './http/routes/bus.ts';
 import { ShadowTwin, shadowForStream } from './shadow/twin.ts';
-import { chooseTwinThread } from './shadow/twin-engine-thread.ts';
+import { chooseTwinThread, measureStepCostInWorker } from './shadow/twin-engine-thread.ts';
 import type { ShadowThreadFlag } from './config/flags.ts';
 import { twinStep } from './shadow/physics-rate.ts';
 import { calibratedDeadBands } from './shadow/comparator.ts';
@@ -210,13 +210,24 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const urdf = await loadRobotUrdf(config);
   const chains = buildChains(config, urdf);
   phases.mark('urdf');
-  // The shadow twin's step is timed before the bus process starts beside it (decisions/0061).
+  // The shadow twin's step is timed before the bus process starts beside it (decisions/0061), on the thread the twin
+  // will run on.
   const log = (line: string, level: 'warn' | 'info' = 'info') => logger[level](line);
-  const stepS =
-    opts.backend === 'real' && (opts.shadow ?? config.shadow)
-      ? await twinStep({ config, urdf, servoParams, hz: opts.shadowPhysicsHz, log })
-      : undefined;
-  const twinThread = stepS === undefined ? undefined : chooseTwinThread(opts.shadowThread, log);
+  const shadowing = opts.backend === 'real' && (opts.shadow ?? config.shadow);
+  const twinThread = shadowing ? chooseTwinThread(opts.shadowThread, log) : undefined;
+  const stepS = shadowing
+    ? await twinStep({
+        config,
+        urdf,
+        servoParams,
+        hz: opts.shadowPhysicsHz,
+        log,
+        measure:
+          twinThread === 'worker'
+            ? (p) => measureStepCostInWorker({ config: p.config, urdf: p.urdf, servoParams: p.servoParams })
+            : undefined,
+      })
+    : undefined;
   const backend = await createBackend(opts, config, urdf, servoParams);
   await backend.open();
   phases.mark(opts.backend === 'sim' ? 'physics' : 'bus');

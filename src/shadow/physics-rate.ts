@@ -134,11 +134,18 @@ export async function twinPhysics(
   };
 }
 
-/** The twin's step (s) for the server: from `hz`, else measured here; logs the line that says which. */
+/**
+ * The twin's step (s) for the server: from `hz`, else measured by `measure` (default here, on this thread); logs the
+ * line that says which.
+ */
 export async function twinStep(
-  opts: ProbeOptions & { readonly hz?: number | 'auto'; readonly log: (line: string) => void },
+  opts: ProbeOptions & {
+    readonly hz?: number | 'auto';
+    readonly log: (line: string) => void;
+    readonly measure?: (probe: ProbeOptions) => Promise<number>;
+  },
 ): Promise<number> {
-  const { physics, line } = await twinPhysics(opts.hz, () => measureStepCost(opts));
+  const { physics, line } = await twinPhysics(opts.hz, () => (opts.measure ?? measureStepCost)(opts));
   opts.log(line);
   return physics.stepS;
 }

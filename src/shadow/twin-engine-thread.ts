@@ -10,6 +10,7 @@ import type { BusRegister, RawValue } from '../dynamixel/registers.ts';
 import { entryModule } from '../core/entry.ts';
 import { workerBoot } from '../core/ts-worker.ts';
 import { settleWithin } from '../core/settle.ts';
+import type { ProbeOptions } from './physics-rate.ts';
 import type { ById, TwinCycleInput, TwinCycleOutput, TwinEngine, TwinEngineSetup } from './twin-engine.ts';
 
 /** A request to the worker, answered in order. */
@@ -20,6 +21,11 @@ export type EngineCall =
   | { readonly op: 'close' };
 
 export type EngineRequest = EngineCall & { readonly id: number };
+
+/** A worker's data for timing the twin's step (ProbeOptions without a clock: that does not cross threads). */
+export interface StepProbeData {
+  readonly probe: Omit<ProbeOptions, 'now'>;
+}
 
 export type EngineResponse =
   { readonly id: number; readonly value: unknown } | { readonly id: number; readonly error: string };
@@ -40,7 +46,7 @@ export function chooseTwinThread(
   cores = os.availableParallelism(),
 ): 'main' | 'worker' {
   if (flag === undefined) return 'main';
-  const thread = flag === 'auto' ? (cores >= TWIN_THREAD_MIN_CORES ? 'worker' : 'main') : flag;
+  const thread = twinThreadFor(flag, cores);
   const why = flag === 'auto' ? `${cores} cores here` : '--shadow-thread';
   log(
     `shadow twin: physics in ${thread === 'worker' ? 'a worker thread of its own' : "the server's thread"} (${why})`,
@@ -48,10 +54,43 @@ export function chooseTwinThread(
   return thread;
 }
 
+/** The thread `flag` gives the twin on a machine of `cores` (chooseTwinThread, without its line). */
+export function twinThreadFor(
+  flag: 'auto' | 'main' | 'worker' | undefined,
+  cores = os.availableParallelism(),
+): 'main' | 'worker' {
+  if (flag === undefined) return 'main';
+  return flag === 'auto' ? (cores >= TWIN_THREAD_MIN_CORES ? 'worker' : 'main') : flag;
+}
+
 /** How long a close waits for the worker to close its world before ending it, ms. */
 export const CLOSE_GRACE_MS = 1000;
 
 const ENTRY = entryModule(new URL('./twin-engine-worker.ts', import.meta.url), 'shadow-twin-worker').href;
+
+/**
+ * What a step of the twin's world costs (ms), timed in a worker of its own that is ended after: the twin that will run
+ * in a worker is timed in one, and the server's thread does not keep a physics engine (its WebAssembly memory, about
+ * 28 MB of RSS) for the probe alone.
+ */
+export async function measureStepCostInWorker(probe: StepProbeData['probe']): Promise<number> {
+  const worker = new Worker(workerBoot(ENTRY), {
+    eval: true,
+    execArgv: [],
+    workerData: { probe } satisfies StepProbeData,
+  });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) =>
+        reject(new Error(`the twin's step probe exited (code ${code}) without a figure`)),
+      );
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
 
 export class ThreadTwinEngine implements TwinEngine {
   readonly stepS: number;

@@ -14,7 +14,12 @@ import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { readCycleLog } from '../../src/calibration/from-log.ts';
 import { modelSpec } from '../../src/dynamixel/registers.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
-import { ThreadTwinEngine, chooseTwinThread } from '../../src/shadow/twin-engine-thread.ts';
+import {
+  ThreadTwinEngine,
+  chooseTwinThread,
+  measureStepCostInWorker,
+  twinThreadFor,
+} from '../../src/shadow/twin-engine-thread.ts';
 import {
   EVERYDAY_GOTOS,
   type ShadowEventAnswer,
@@ -44,6 +49,24 @@ describe('--shadow-thread: where the twin runs', () => {
     ]);
     expect(chooseTwinThread(undefined, log, 4), 'a server made in code').to.equal('main');
     expect(lines).to.have.length(4);
+    expect(['auto', 'main', 'worker', undefined].map((f) => twinThreadFor(f as 'auto', 4))).to.deep.equal([
+      'worker',
+      'main',
+      'worker',
+      'main',
+    ]);
+  });
+
+  it('a twin bound for a worker has its step timed in a worker of its own, ended after; a failing one rejects', async function () {
+    this.timeout(60000);
+    const config = await loadRobotConfig('ergo-jr');
+    const urdf = await loadUrdf(config.urdfPath);
+    const cost = await measureStepCostInWorker({ config, urdf });
+    expect(cost).to.be.greaterThan(0).and.lessThan(20);
+    const broken = { ...urdf, joints: urdf.joints.map((j) => ({ ...j, child: 'nowhere' })) };
+    let err: unknown;
+    await measureStepCostInWorker({ config, urdf: broken }).catch((e: unknown) => (err = e));
+    expect(err, 'a world that cannot be built').to.be.instanceOf(Error);
   });
 });
 

@@ -442,8 +442,8 @@ async function startConfinedServer(
     .join(' ');
   const child = spawn('sh', ['-c', `${confined.prefix} ${cmd}`], {
     cwd: ROOT,
-    // As the service's unit sets it (deploy/systemd/poppy-twin.service).
-    env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+    // As the service's unit sets it (deploy/systemd/poppy-twin.service); BENCH_PI_ARENAS tries another count.
+    env: { ...process.env, MALLOC_ARENA_MAX: process.env.BENCH_PI_ARENAS ?? '2' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   confined.started(child.pid!);

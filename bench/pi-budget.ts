@@ -555,6 +555,8 @@ export async function runBudget(
       // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
       ...(process.env.BENCH_PI_TWIN_HZ ? [`--shadow-physics-hz=${process.env.BENCH_PI_TWIN_HZ}`] : []),
       `--shadow-thread=${TWIN_THREAD}`,
+      // BENCH_PI_PHYSICS: the engine's code (--physics=lean|fast) instead of the one chosen at start.
+      ...(process.env.BENCH_PI_PHYSICS ? [`--physics=${process.env.BENCH_PI_PHYSICS}`] : []),
     ]);
     const twinTid = await confined.twinThread?.();
     const twinCpu = () => (twinTid === undefined ? 0 : threadCpuS(server!.child.pid!, twinTid));

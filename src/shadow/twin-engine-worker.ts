@@ -6,17 +6,23 @@
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { measureStepCost } from './physics-rate.ts';
-import { LocalTwinEngine, TWIN_THREAD_NAME, type TwinEngineSetup } from './twin-engine.ts';
+import {
+  LocalTwinEngine,
+  TWIN_PROBE_THREAD_NAME,
+  TWIN_THREAD_NAME,
+  type TwinEngineSetup,
+} from './twin-engine.ts';
 import type { EngineRequest, EngineResponse, StepProbeData } from './twin-engine-thread.ts';
 
-// Named for `top -H` and `ps -L` (Linux: a thread may rename itself); elsewhere it keeps the process's name.
+const port = parentPort!;
+const data = workerData as TwinEngineSetup | StepProbeData;
+// Named for `top -H` and `ps -L` (Linux: a thread may rename itself); elsewhere it keeps the process's name. The
+// probe's own name: what finds the twin's thread by its name (the Pi-budget bench) never takes the probe for it.
 try {
-  writeFileSync('/proc/thread-self/comm', TWIN_THREAD_NAME);
+  writeFileSync('/proc/thread-self/comm', 'probe' in data ? TWIN_PROBE_THREAD_NAME : TWIN_THREAD_NAME);
 } catch {
   // not Linux
 }
-const port = parentPort!;
-const data = workerData as TwinEngineSetup | StepProbeData;
 if ('probe' in data) port.postMessage(await measureStepCost(data.probe));
 else serve(new LocalTwinEngine(data));
 

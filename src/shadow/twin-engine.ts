@@ -21,6 +21,8 @@ import type { FirmwareState } from '../sim/servo.ts';
 
 /** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
 export const TWIN_THREAD_NAME = 'shadow-twin';
+/** The start's short-lived worker that times a twin's step before the twin's own thread starts. */
+export const TWIN_PROBE_THREAD_NAME = 'twin-step-probe';
 
 /** Values by motor id (a worker's messages carry Maps as they are: the structured clone copies them). */
 export type ById<T = RawValue> = ReadonlyMap<number, T>;

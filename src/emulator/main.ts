@@ -33,6 +33,15 @@ export function parseFaults(text: string): Partial<Faults> {
         throw new InvalidArgumentError(`${key}=${v}: must be a number from ${lo} to ${hi}`);
       return n;
     };
+    /** `<id>:<n>[+<id>:<n>...]` into `into` (a new map if none), n from 0 to `max`. */
+    const idPairs = (v: string, into: Map<number, number> | undefined, max: number) => {
+      const map = into ?? new Map<number, number>();
+      for (const entry of v.split('+')) {
+        const [id = '', n = ''] = entry.split(':');
+        map.set(num(id, 0, 252), num(n, 0, max));
+      }
+      return map;
+    };
     switch (key) {
       case 'drop':
         faults.dropRate = num(value, 0, 1);
@@ -49,22 +58,12 @@ export function parseFaults(text: string): Partial<Faults> {
       case 'nosync':
         faults.nosync = new Set(value.split('+').map((v) => num(v, 0, 252)));
         break;
-      case 'deaf': {
-        faults.deaf ??= new Map();
-        for (const entry of value.split('+')) {
-          const [id = '', count = ''] = entry.split(':');
-          faults.deaf.set(num(id, 0, 252), num(count, 0, 1000));
-        }
+      case 'deaf':
+        faults.deaf = idPairs(value, faults.deaf, 1000);
         break;
-      }
-      case 'error': {
-        faults.errorBits ??= new Map();
-        for (const entry of value.split('+')) {
-          const [id = '', bits = ''] = entry.split(':');
-          faults.errorBits.set(num(id, 0, 252), num(bits, 0, 255));
-        }
+      case 'error':
+        faults.errorBits = idPairs(value, faults.errorBits, 255);
         break;
-      }
       case 'block':
       case 'weak':
       case 'push':

@@ -124,7 +124,8 @@ if (process.argv.includes('shadow-soak')) {
  * `npm run bench -- shadow-held [ergo-jr|torso]`: shadow mode on a robot as users hold it (issue 44), half the joints
  * limp and moved by the emulator's hand, BENCH_SOAK_SECONDS long (default 600) per robot (both unless one is named).
  * BENCH_HELD_SERVOS=<file> gives the emulator servos that are not the twin's, BENCH_HELD_CALIBRATION=<file> the twin
- * a calibration (issue 45: the bands from a fitted calibration).
+ * a calibration (issue 45: the bands from a fitted calibration), BENCH_HELD_LOG=<file> keeps the cycle log
+ * (--shadow-log).
  */
 if (process.argv.includes('shadow-held')) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
@@ -133,6 +134,7 @@ if (process.argv.includes('shadow-held')) {
     const r = await runShadowHeld(robot, seconds, {
       servoParams: process.env.BENCH_HELD_SERVOS,
       calibration: process.env.BENCH_HELD_CALIBRATION,
+      shadowLog: process.env.BENCH_HELD_LOG,
     });
     console.log(
       `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,

@@ -214,7 +214,7 @@ export async function runShadowHeld(
   robot: string,
   seconds: number,
   /** The emulator's servos (--servo-params) and the twin's calibration (--calibration), files. */
-  servos: { servoParams?: string; calibration?: string } = {},
+  servos: { servoParams?: string; calibration?: string; shadowLog?: string } = {},
 ): Promise<HeldSoak & { robot: string; deadBands: Record<string, number> }> {
   const plan = [ERGO_JR_HELD, TORSO_HELD].find((p) => p.robot === robot);
   if (!plan) throw new Error(`no held plan for ${robot} (ergo-jr, torso)`);

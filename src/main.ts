@@ -325,7 +325,7 @@ async function main(argv: string[]): Promise<void> {
   let robotServer: RobotServer;
   try {
     // Loaded once the flags are good (a bad flag or --help loads none); a twin's Rapier compiles meanwhile, where this
-    // thread will run one (a twin in a worker loads its own: this thread would keep its memory, about 28 MB, for nothing).
+    // thread will step one (a twin in a worker loads its own: a second instance here would serve nothing).
     const physicsHere =
       opts.backend === 'sim' || (opts.shadow && (opts.guard || twinThreadFor(opts.shadowThread) === 'main'));
     if (physicsHere) void import('./sim/build-world.ts').then((m) => m.initRapier()).catch(() => {});

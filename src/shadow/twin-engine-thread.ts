@@ -70,8 +70,8 @@ const ENTRY = entryModule(new URL('./twin-engine-worker.ts', import.meta.url), '
 
 /**
  * What a step of the twin's world costs (ms), timed in a worker of its own that is ended after: the twin that will run
- * in a worker is timed in one, and the server's thread does not keep a physics engine (its WebAssembly memory, about
- * 28 MB of RSS) for the probe alone.
+ * in a worker is timed in one, and the server's thread keeps no physics engine of its own for the probe alone (its
+ * RSS saving was within the spread: bench/README.md, "One physics engine in a worker-mode server").
  */
 export async function measureStepCostInWorker(probe: StepProbeData['probe']): Promise<number> {
   const worker = new Worker(workerBoot(ENTRY), {

@@ -223,9 +223,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         hz: opts.shadowPhysicsHz,
         log,
         measure:
-          twinThread === 'worker'
-            ? (p) => measureStepCostInWorker({ config: p.config, urdf: p.urdf, servoParams: p.servoParams })
-            : undefined,
+          twinThread === 'worker' ? () => measureStepCostInWorker({ config, urdf, servoParams }) : undefined,
       })
     : undefined;
   const backend = await createBackend(opts, config, urdf, servoParams);

@@ -10,7 +10,17 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
@@ -152,6 +162,18 @@ export function lateness(text: string): Map<number, number> {
   return out;
 }
 
+/** The cycles between two scrapes in each lateness bucket (not cumulative), the empty ones left out. */
+export function lateCounts(a: Map<number, number>, b: Map<number, number>): string {
+  let below = 0;
+  const out: string[] = [];
+  for (const le of [...b.keys()].sort((x, y) => x - y)) {
+    const upTo = (b.get(le) ?? 0) - (a.get(le) ?? 0);
+    if (upTo > below) out.push(`${le === Infinity ? '> 100 ms' : `<= ${le * 1000} ms`}: ${upTo - below}`);
+    below = upTo;
+  }
+  return out.join(', ');
+}
+
 /** The upper bound of the bucket that holds the p-th percentile of the cycles between two scrapes. */
 export function histogramPercentile(a: Map<number, number>, b: Map<number, number>, p: number): number {
   const bounds = [...b.keys()].sort((x, y) => x - y);
@@ -202,6 +224,45 @@ function groupRss(pids: readonly number[]): { pid: number; what: string; rssMb: 
   return out;
 }
 
+/**
+ * The group's resident memory with each physical page counted once (MB): the node binary's pages, which the server
+ * and the bus process both map (38 MB of the bus process's 61 MB RSS), are in the board's RAM once, and a summed RSS
+ * counts them twice. From /proc/<pid>/pagemap's frame numbers (root only: undefined without them).
+ */
+export function residentOnce(pids: readonly number[]): number | undefined {
+  const frames = new Set<number>();
+  const entry = Buffer.alloc(8 * 4096);
+  for (const pid of pids) {
+    let fd: number | undefined;
+    try {
+      const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+      fd = openSync(`/proc/${pid}/pagemap`, 'r');
+      for (const m of smaps.matchAll(
+        /^([0-9a-f]+)-([0-9a-f]+) [^\n]*\n(?:(?!Rss:)[^\n]*\n)*Rss:\s+(\d+)/gm,
+      )) {
+        if (m[3] === '0') continue;
+        const end = parseInt(m[2]!, 16) / 4096;
+        for (let page = parseInt(m[1]!, 16) / 4096; page < end; page += 4096) {
+          const n = Math.min(4096, end - page);
+          const got = readSync(fd, entry, 0, n * 8, page * 8) / 8;
+          for (let i = 0; i < got; i++) {
+            const hi = entry.readUInt32LE(i * 8 + 4);
+            if (!(hi & 0x80000000)) continue; // not present
+            const pfn = (hi & 0x7fffff) * 2 ** 32 + entry.readUInt32LE(i * 8);
+            if (pfn === 0) return undefined; // frame numbers hidden (not root)
+            frames.add(pfn);
+          }
+        }
+      }
+    } catch {
+      // gone meanwhile, or no pagemap here
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+  return frames.size ? (frames.size * 4096) / 2 ** 20 : undefined;
+}
+
 /** Throttled periods of the group so far, and the CPU time (s) its processes have used (/proc/<pid>/stat). */
 function groupCpu(confined: Confinement): { throttled: number; usageS: number; perPid: Map<number, number> } {
   const throttled = confined.throttled();
@@ -233,6 +294,8 @@ export interface BudgetRow {
   readonly startS: number;
   readonly loopHz: number;
   readonly p99LateMs: number;
+  /** The cycles between the scrapes per lateness bucket ("<= 2 ms: 700, <= 5 ms: 40, ..."). */
+  readonly lateCounts: string;
   readonly twinRtf: number;
   readonly reanchored: number;
   readonly restP99Ms: number;
@@ -243,6 +306,8 @@ export interface BudgetRow {
   /** The twin's worker thread's CPU, share of a core (when it runs apart). */
   readonly twinThreadShare?: number;
   readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
+  /** The group's resident memory, each page once (residentOnce). */
+  readonly residentMb: number | undefined;
   readonly physicsLine: string;
   /** The server's line saying the twin's physics rate (src/shadow/physics-rate.ts). */
   readonly twinLine: string;
@@ -277,6 +342,18 @@ const APART = process.env.BENCH_PI_APART === '1';
  * APART (v1) the twin's thread, found by its name, moves to a third group at the whole share: a Pi core of its own.
  */
 const TWIN_THREAD = process.env.BENCH_PI_TWIN_THREAD === 'worker' ? 'worker' : 'main';
+/**
+ * With the twin's thread apart, the server's other threads (V8's GC and compiler workers, libuv's pool: 1.3 % of a
+ * core beside the server thread's 5.5 % unconfined) move to a fourth group at the whole share, the Pi's fourth core,
+ * where its kernel would run them; BENCH_PI_HELPERS=server leaves them in the server's group.
+ */
+const HELPERS_APART = process.env.BENCH_PI_HELPERS !== 'server';
+
+/**
+ * The period (us) of a group that has a whole share to itself (APART): the kernel's smallest quota (1 ms) over the
+ * share, the finest grain a quota allows (10.75 ms at 0.093; a throttled group waits out the rest of it).
+ */
+const apartPeriodUs = (share: number): number => Math.round(1000 / share);
 
 /** The server's thread named TWIN_THREAD_NAME (its TID), once it runs; undefined after 60 s. */
 async function twinThreadOf(pid: number): Promise<number | undefined> {
@@ -298,17 +375,26 @@ async function twinApart(
   ctl: { version: 1 | 2; dir: string },
   pid: number,
   share: number,
-): Promise<{ dir: string; tid: number } | undefined> {
+): Promise<{ dirs: string[]; tid: number } | undefined> {
   const tid = await twinThreadOf(pid);
   if (tid === undefined) return undefined;
   const dir = path.join(ctl.dir, `poppy-pi-twin-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const period = quotaFor(share, undefined, RT_FRACTION).periodUs;
+  const period = apartPeriodUs(share);
   writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
   writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
   writeFileSync(path.join(dir, 'cpu.shares'), '262144');
   writeFileSync(path.join(dir, 'tasks'), String(tid));
-  return { dir, tid };
+  if (!HELPERS_APART) return { dirs: [dir], tid };
+  // The server's other threads (V8's platform workers: its parallel GC and compilers; libuv's pool) on a fourth.
+  const helpers = path.join(ctl.dir, `poppy-pi-helpers-${process.pid}`);
+  mkdirSync(helpers, { recursive: true });
+  writeFileSync(path.join(helpers, 'cpu.cfs_period_us'), String(period));
+  writeFileSync(path.join(helpers, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
+  writeFileSync(path.join(helpers, 'cpu.shares'), '262144');
+  for (const other of readdirSync(`/proc/${pid}/task`).map(Number))
+    if (other !== pid && other !== tid) writeFileSync(path.join(helpers, 'tasks'), String(other));
+  return { dirs: [dir, helpers], tid };
 }
 
 /** The group's PIDs (cgroup.procs). */
@@ -332,15 +418,19 @@ async function busApart(
     if (bus !== undefined) {
       const dir = path.join(ctl.dir, `poppy-pi-bus-${process.pid}`);
       mkdirSync(dir, { recursive: true });
-      const period = Math.round(1000 / share);
+      const period = apartPeriodUs(share);
       writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
       writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), '1000');
       writeFileSync(path.join(dir, 'cpu.shares'), '262144');
-      writeFileSync(path.join(dir, 'cpu.rt_period_us'), String(period));
-      writeFileSync(path.join(dir, 'cpu.rt_runtime_us'), '1000');
+      // BENCH_PI_BUS_RT_PERIOD_US: a finer real-time grain (no 1 ms floor there); 2000 did not shorten the tail.
+      const rtPeriod = Number(process.env.BENCH_PI_BUS_RT_PERIOD_US ?? period);
+      writeFileSync(path.join(dir, 'cpu.rt_period_us'), String(rtPeriod));
+      writeFileSync(path.join(dir, 'cpu.rt_runtime_us'), String(Math.round(share * rtPeriod)));
       writeFileSync(path.join(dir, 'cgroup.procs'), String(bus));
-      const server = quotaFor(share, undefined, RT_FRACTION).periodUs;
+      // The server's group, now without real-time time, at the same grain: its period was the split share's.
+      const server = apartPeriodUs(share);
       writeFileSync(path.join(group, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * server))));
+      writeFileSync(path.join(group, 'cpu.cfs_period_us'), String(server));
       return dir;
     }
     await sleep(100);
@@ -358,14 +448,17 @@ function cgroupConfinement(
   let apart: Promise<string | undefined> | undefined;
   const groups = async () => [group, ...((await apart) ? [(await apart)!] : [])];
   let busGroup: string | undefined;
-  let twin: Promise<{ dir: string; tid: number } | undefined> | undefined;
+  let twin: Promise<{ dirs: string[]; tid: number } | undefined> | undefined;
   return {
     how:
       APART && ctl.version === 1
         ? `cgroup v1, the bus process apart at the same share` +
-          (TWIN_THREAD === 'worker' ? ', the twin thread apart too' : '')
+          (TWIN_THREAD === 'worker'
+            ? `, the twin thread apart too${HELPERS_APART ? ", and the server's other threads" : ''}`
+            : '')
         : `cgroup v${ctl.version}`,
-    periodUs: quotaFor(share, periodUs, RT_FRACTION).periodUs,
+    periodUs:
+      APART && ctl.version === 1 ? apartPeriodUs(share) : quotaFor(share, periodUs, RT_FRACTION).periodUs,
     // The shell puts itself in the group, then becomes the server: every process it starts is in the group too.
     prefix: `echo $$ > '${group}/cgroup.procs' && exec`,
     started: (pid) => {
@@ -381,8 +474,8 @@ function cgroupConfinement(
     async close() {
       // The groups go once their processes have (ffmpeg may outlive the server by a moment); this one leaves its own.
       writeFileSync(path.join(ctl.dir, 'cgroup.procs'), String(process.pid));
-      const twinGroup = (await twin)?.dir;
-      for (const dir of [...(await groups()), ...(twinGroup ? [twinGroup] : []), rig])
+      const twinGroups = (await twin)?.dirs ?? [];
+      for (const dir of [...(await groups()), ...twinGroups, rig])
         for (let i = 0; i < 50; i++) {
           try {
             rmdirSync(dir);
@@ -605,6 +698,7 @@ export async function runBudget(
     const twin1 = twinCpu();
     const wall = (performance.now() - w0) / 1000;
     const [viewerFrames = 0] = await viewer.stop();
+    const residentMb = residentOnce(confined.pids());
     const rss = groupRss(confined.pids()).map((p) => ({
       ...p,
       cpuShare: ((cpu1.perPid.get(p.pid) ?? 0) - (cpu0.perPid.get(p.pid) ?? 0)) / wall,
@@ -625,6 +719,7 @@ export async function runBudget(
       startS,
       loopHz: cycles / wall,
       p99LateMs: histogramPercentile(lateness(m0), lateness(m1), 99) * 1000,
+      lateCounts: lateCounts(lateness(m0), lateness(m1)),
       twinRtf: (metric(m1, 'poppy_shadow_twin_seconds') - metric(m0, 'poppy_shadow_twin_seconds')) / wall,
       reanchored: metric(m1, 'poppy_shadow_reanchored_total') - metric(m0, 'poppy_shadow_reanchored_total'),
       restP99Ms: rest.p99,
@@ -634,6 +729,7 @@ export async function runBudget(
       twinThreadShare: twinTid === undefined ? undefined : (twin1 - twin0) / wall,
       throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / confined.periodUs),
       rss,
+      residentMb,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
       twinLine: server.twinLine,
       memoryLine: server.memoryLine,
@@ -662,6 +758,7 @@ export function printBudget(r: BudgetRow): void {
   console.log(
     `      bus loop p99 lateness <= ${r.p99LateMs.toFixed(1)} ms (bucket bound; goal 5 ms)  ${ok(r.p99LateMs <= 5)}`,
   );
+  console.log(`      bus loop cycles by lateness: ${r.lateCounts}`);
   console.log(
     `      twin RTF ${r.twinRtf.toFixed(3)} (goal 0.98), re-anchored ${r.reanchored}x  ${ok(r.twinRtf >= 0.98)}`,
   );
@@ -677,7 +774,7 @@ export function printBudget(r: BudgetRow): void {
       `      the twin's thread ${(r.twinThreadShare * 100).toFixed(1)} % of a core (in the server's CPU)`,
     );
   console.log(
-    `      RSS ${rssSum.toFixed(0)} MB (PSS ${pssSum.toFixed(0)} MB): ${r.rss.map((p) => `${p.what} ${p.rssMb.toFixed(0)} MB (CPU ${(p.cpuShare * 100).toFixed(1)} %)`).join(', ')}`,
+    `      RSS ${rssSum.toFixed(0)} MB (PSS ${pssSum.toFixed(0)} MB; each page once ${r.residentMb?.toFixed(0) ?? '?'} MB): ${r.rss.map((p) => `${p.what} ${p.rssMb.toFixed(0)} MB (CPU ${(p.cpuShare * 100).toFixed(1)} %)`).join(', ')}`,
   );
 }
 

@@ -27,7 +27,7 @@ import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 import { openViewers } from './ui.ts';
 import { serverNodeFlags } from '../src/core/memory.ts';
-import { TWIN_THREAD_NAME } from '../src/shadow/twin-engine.ts';
+import { TWIN_PROBE_THREAD_NAME, TWIN_THREAD_NAME } from '../src/shadow/twin-engine.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -165,11 +165,14 @@ export function lateness(text: string): Map<number, number> {
 /** The cycles between two scrapes in each lateness bucket (not cumulative), the empty ones left out. */
 export function lateCounts(a: Map<number, number>, b: Map<number, number>): string {
   let below = 0;
+  let bound = 0;
   const out: string[] = [];
   for (const le of [...b.keys()].sort((x, y) => x - y)) {
     const upTo = (b.get(le) ?? 0) - (a.get(le) ?? 0);
-    if (upTo > below) out.push(`${le === Infinity ? '> 100 ms' : `<= ${le * 1000} ms`}: ${upTo - below}`);
+    if (upTo > below)
+      out.push(`${le === Infinity ? `> ${bound * 1000} ms` : `<= ${le * 1000} ms`}: ${upTo - below}`);
     below = upTo;
+    bound = le;
   }
   return out.join(', ');
 }
@@ -355,36 +358,58 @@ const HELPERS_APART = process.env.BENCH_PI_HELPERS !== 'server';
  */
 const apartPeriodUs = (share: number): number => Math.round(1000 / share);
 
-/** The server's thread named TWIN_THREAD_NAME (its TID), once it runs; undefined after 60 s. */
-async function twinThreadOf(pid: number): Promise<number | undefined> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      for (const tid of readdirSync(`/proc/${pid}/task`))
-        if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === TWIN_THREAD_NAME)
-          return Number(tid);
-    } catch {
-      // not started yet, or gone
-    }
-    await sleep(100);
+/** The TIDs of server `pid`'s threads named `name` (none once it has gone). */
+function threadsNamed(pid: number, name: string): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`)
+      .filter((tid) => {
+        try {
+          return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === name;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
   }
-  return undefined;
 }
 
-/** Moves the twin's thread of server `pid` to a group of its own at `share` (APART, v1: `tasks` takes a TID). */
+/**
+ * Moves the twin's thread of server `pid` to a group of its own at `share` (APART, v1: `tasks` takes a TID), and the
+ * start's step probe (a short-lived worker, TWIN_PROBE_THREAD_NAME) there too while it runs: on a Pi it times a step on
+ * the core the twin will have, and the rate it chooses comes from that (src/shadow/physics-rate.ts). No `tid` when no
+ * twin thread shows within 60 s.
+ */
 async function twinApart(
   ctl: { version: 1 | 2; dir: string },
   pid: number,
   share: number,
-): Promise<{ dirs: string[]; tid: number } | undefined> {
-  const tid = await twinThreadOf(pid);
-  if (tid === undefined) return undefined;
+): Promise<{ dirs: string[]; tid?: number }> {
   const dir = path.join(ctl.dir, `poppy-pi-twin-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   const period = apartPeriodUs(share);
   writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
   writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
   writeFileSync(path.join(dir, 'cpu.shares'), '262144');
-  writeFileSync(path.join(dir, 'tasks'), String(tid));
+  const moved = new Set<number>();
+  const move = (tid: number) => {
+    if (moved.has(tid)) return;
+    try {
+      writeFileSync(path.join(dir, 'tasks'), String(tid));
+      moved.add(tid);
+    } catch {
+      // ended meanwhile
+    }
+  };
+  let tid: number | undefined;
+  for (let i = 0; i < 1200 && tid === undefined; i++) {
+    threadsNamed(pid, TWIN_PROBE_THREAD_NAME).forEach(move);
+    tid = threadsNamed(pid, TWIN_THREAD_NAME)[0];
+    if (tid === undefined) await sleep(50);
+  }
+  if (tid === undefined) return { dirs: [dir] };
+  move(tid);
   if (!HELPERS_APART) return { dirs: [dir], tid };
   // The server's other threads (V8's platform workers: its parallel GC and compilers; libuv's pool) on a fourth.
   const helpers = path.join(ctl.dir, `poppy-pi-helpers-${process.pid}`);
@@ -448,7 +473,7 @@ function cgroupConfinement(
   let apart: Promise<string | undefined> | undefined;
   const groups = async () => [group, ...((await apart) ? [(await apart)!] : [])];
   let busGroup: string | undefined;
-  let twin: Promise<{ dirs: string[]; tid: number } | undefined> | undefined;
+  let twin: Promise<{ dirs: string[]; tid?: number }> | undefined;
   return {
     how:
       APART && ctl.version === 1
@@ -552,7 +577,10 @@ async function startConfinedServer(
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out.slice(-2000)}`)));
     setTimeout(() => reject(new Error(`no answer in 180 s: ${out.slice(-2000)}`)), 180_000).unref();
   });
-  const twinLine = /shadow twin: physics[^"\n]*/.exec(out)?.[0] ?? 'no shadow twin line';
+  // Its thread and its rate, each a line of the start's.
+  const twinLine =
+    [...out.matchAll(/shadow twin: physics[^"\n]*/g)].map((m) => m[0]).join('\n      ') ||
+    'no shadow twin line';
   const memoryLine = /memory: [^"\n]*/.exec(out)?.[0] ?? 'no memory line';
   return { child, url: `http://127.0.0.1:${port}`, line, twinLine, memoryLine };
 }

@@ -103,15 +103,17 @@ if (process.argv.includes('guard')) {
   );
   process.exit(0);
 }
+/** BENCH_SHADOW_HZ: the twin's physics rate in the shadow soaks (default 500 Hz; decisions/0076 tried 400). */
+const shadowHz = () => (process.env.BENCH_SHADOW_HZ ? Number(process.env.BENCH_SHADOW_HZ) : undefined);
 /**
  * `npm run bench -- shadow-soak [ergo-jr|torso]`: the no-false-alarm soak of issue 29, BENCH_SOAK_SECONDS long
- * (default 600) per robot (both unless one is named).
+ * (default 600) per robot (both unless one is named); BENCH_SHADOW_HZ the twin's rate.
  */
 if (process.argv.includes('shadow-soak')) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
   for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
-    const r = await runShadowSoak(robot, seconds);
+    const r = await runShadowSoak(robot, seconds, shadowHz());
     const w = r.worst;
     console.log(
       `shadow soak ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos, a replay both ways, a primitive, a hand move): ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
@@ -135,6 +137,7 @@ if (process.argv.includes('shadow-held')) {
       servoParams: process.env.BENCH_HELD_SERVOS,
       calibration: process.env.BENCH_HELD_CALIBRATION,
       shadowLog: process.env.BENCH_HELD_LOG,
+      physicsHz: shadowHz(),
     });
     console.log(
       `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,

@@ -224,6 +224,7 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
         log,
         measure:
           twinThread === 'worker' ? () => measureStepCostInWorker({ config, urdf, servoParams }) : undefined,
+        ownCore: twinThread === 'worker',
       })
     : undefined;
   const backend = await createBackend(opts, config, urdf, servoParams);

@@ -1,7 +1,8 @@
 /**
  * The shadow twin's physics rate, chosen per machine at start (issue 46): a short run of the twin's own world with
  * every servo stiff and moving says what a step costs here, and the twin takes the finest faithful step whose steps
- * stay within TWIN_CPU_SHARE of the CPU; `--shadow-physics-hz` sets it instead. docs/decisions/0061-twin-physics-rate.md.
+ * stay within TWIN_CPU_SHARE of the CPU (OWN_CORE_CPU_SHARE of a core in a worker thread of its own);
+ * `--shadow-physics-hz` sets it instead. docs/decisions/0061-twin-physics-rate.md, 0076-the-twin-on-a-small-core.md.
  */
 import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -10,8 +11,9 @@ import { SimBackend } from '../sim/backend.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 
 /**
- * The steps the choice takes from, finest first (s): only 500 Hz. At 400, 250 and 200 Hz the twin's gravity-loaded
- * joints hold 3-5 degrees off the same servo model at 500 Hz and test/shadow raises false events (decisions/0061).
+ * The steps the choice takes from on the server's thread, finest first (s): only 500 Hz. At 400, 250 and 200 Hz the
+ * twin's gravity-loaded joints hold 3-5 degrees off the same servo model at 500 Hz and test/shadow raises false events
+ * (decisions/0061).
  */
 export const TWIN_STEPS_S = [0.002] as const;
 /** Every rate the flag takes, Hz: the faithful one, then coarser ones that keep time on a slow machine, less faithful. */
@@ -24,6 +26,15 @@ export const TWIN_CPU_SHARE = 0.2;
  * core still kept real time at 0.2 and 0.5 of a core; over half of one it does not.
  */
 export const TWIN_WARN_SHARE = 0.5;
+/**
+ * A twin in a worker thread has a core to itself (on a Pi, one of four): the share of that core its steps may take,
+ * the rest for its messages and its collector. Its steps: 500 Hz, else 400 Hz where 500 would not fit that core (the
+ * Torso on a Pi 3B+). At 400 Hz the Torso's shadow tests and ten-minute soaks raised no event; the Ergo Jr's tests
+ * one false `offset` on m2, which a Pi 3B+ runs at 500 Hz (decisions/0061, 0076).
+ */
+export const OWN_CORE_CPU_SHARE = 0.85;
+export const OWN_CORE_STEPS_S = [0.002, 0.0025] as const;
+
 /** Steps timed at start: about 0.3 s of the moving robot in chunks, after as many to warm the code up. */
 const PROBE_STEPS = 150;
 const PROBE_CHUNK_STEPS = 15;
@@ -110,6 +121,7 @@ export async function measureStepCost(opts: ProbeOptions): Promise<number> {
 export async function twinPhysics(
   hz: number | 'auto' | undefined,
   probe: () => Promise<number>,
+  ownCore = false,
 ): Promise<{ physics: TwinPhysics; line: string }> {
   if (hz === undefined) {
     const physics = { stepS: TWIN_STEPS_S[0], over: false };
@@ -121,8 +133,9 @@ export async function twinPhysics(
       hz < TWIN_PHYSICS_HZ[0]! ? `, less faithful than ${TWIN_PHYSICS_HZ[0]} Hz (docs/shadow.md)` : '';
     return { physics, line: `shadow twin: physics at ${hz} Hz (--shadow-physics-hz${coarse})` };
   }
+  if (ownCore) return ownCorePhysics(await probe());
   const physics = chooseTwinStep(await probe());
-  const cost = physics.stepCostMs!.toFixed(physics.stepCostMs! < 0.1 ? 3 : 2);
+  const cost = costText(physics.stepCostMs!);
   const over =
     physics.share! > TWIN_WARN_SHARE
       ? `; its steps take ${Math.round(physics.share! * 100)} % of a core: it may fall behind the robot ` +
@@ -134,6 +147,27 @@ export async function twinPhysics(
   };
 }
 
+const costText = (ms: number) => ms.toFixed(ms < 0.1 ? 3 : 2);
+const percent = (share: number) => `${Math.round(share * 100)} %`;
+
+/** The choice and its line for a twin on a core of its own (OWN_CORE_STEPS_S within OWN_CORE_CPU_SHARE). */
+function ownCorePhysics(stepCostMs: number): { physics: TwinPhysics; line: string } {
+  const physics = chooseTwinStep(stepCostMs, OWN_CORE_CPU_SHARE, OWN_CORE_STEPS_S);
+  const hz = Math.round(1 / physics.stepS);
+  const finest = OWN_CORE_STEPS_S[0];
+  const costs = `a step costs ${costText(stepCostMs)} ms`;
+  const coarser =
+    physics.stepS === finest
+      ? `${costs}, ${percent(physics.share!)} of its core`
+      : `${costs}: ${Math.round(1 / finest)} Hz would take ${percent(stepCostMs / (finest * 1000))} of its core; ` +
+        `less faithful than ${Math.round(1 / finest)} Hz`;
+  const over = physics.over
+    ? `; its steps take ${percent(physics.share!)} of its core: it may fall behind the robot`
+    : '';
+  const see = physics.stepS === finest && !over ? '' : ' (docs/shadow.md, "Its physics rate")';
+  return { physics, line: `shadow twin: physics at ${hz} Hz on this machine (${coarser})${over}${see}` };
+}
+
 /**
  * The twin's step (s) for the server: from `hz`, else measured by `measure` (default here, on this thread); logs the
  * line that says which.
@@ -143,9 +177,15 @@ export async function twinStep(
     readonly hz?: number | 'auto';
     readonly log: (line: string) => void;
     readonly measure?: (probe: ProbeOptions) => Promise<number>;
+    /** The twin runs in a worker thread, a core to itself (OWN_CORE_CPU_SHARE). */
+    readonly ownCore?: boolean;
   },
 ): Promise<number> {
-  const { physics, line } = await twinPhysics(opts.hz, () => (opts.measure ?? measureStepCost)(opts));
+  const { physics, line } = await twinPhysics(
+    opts.hz,
+    () => (opts.measure ?? measureStepCost)(opts),
+    opts.ownCore,
+  );
   opts.log(line);
   return physics.stepS;
 }

@@ -136,6 +136,8 @@ export async function startShadowRig(opts: {
   readonly calibration?: string;
   /** --shadow-thread: where the twin's physics runs (default the server's thread). */
   readonly thread?: 'main' | 'worker';
+  /** --shadow-physics-hz: the twin's rate (default 500 Hz, nothing timed). */
+  readonly physicsHz?: number;
 }): Promise<ShadowRig> {
   const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
@@ -156,6 +158,7 @@ export async function startShadowRig(opts: {
     real: { serial: started.device },
     shadow: true,
     shadowThread: opts.thread,
+    shadowPhysicsHz: opts.physicsHz,
     guard: opts.guard,
     shadowLog: opts.shadowLog,
     calibration: opts.calibration,

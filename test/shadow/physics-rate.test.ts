@@ -14,6 +14,8 @@ import { memoryBinding } from '../../src/emulator/memory-binding.ts';
 import { inProcessBus } from '../../src/real/bus-host.ts';
 import { createRobotServer } from '../../src/server.ts';
 import {
+  OWN_CORE_CPU_SHARE,
+  OWN_CORE_STEPS_S,
   TWIN_CPU_SHARE,
   TWIN_PHYSICS_HZ,
   TWIN_STEPS_S,
@@ -75,6 +77,37 @@ describe("the shadow twin's physics rate", () => {
     );
   });
 
+  it('auto in a worker thread: 500 Hz within its core, 400 Hz where 500 would not fit, a warning past that', async () => {
+    expect(OWN_CORE_CPU_SHARE).to.equal(0.85);
+    expect([...OWN_CORE_STEPS_S]).to.deep.equal([0.002, 0.0025]);
+    // An Ergo Jr's step on a Pi 3B+ core (about 1.3 ms: 65 % at 500 Hz).
+    const ergo = await twinPhysics('auto', async () => 1.3, true);
+    expect(ergo.physics).to.deep.include({ stepS: 0.002, over: false });
+    expect(ergo.line).to.equal(
+      'shadow twin: physics at 500 Hz on this machine (a step costs 1.30 ms, 65 % of its core)',
+    );
+    // Right at the share: still 500 Hz.
+    expect((await twinPhysics('auto', async () => 1.7, true)).physics.stepS).to.equal(0.002);
+    // A Torso's (about 2 ms: the whole core at 500 Hz, 80 % at 400).
+    const torso = await twinPhysics('auto', async () => 2, true);
+    expect(torso.physics).to.deep.include({ stepS: 0.0025, over: false });
+    expect(torso.physics.share).to.be.closeTo(0.8, 1e-9);
+    expect(torso.line).to.equal(
+      'shadow twin: physics at 400 Hz on this machine (a step costs 2.00 ms: 500 Hz would take 100 % of its core; ' +
+        'less faithful than 500 Hz) (docs/shadow.md, "Its physics rate")',
+    );
+    // Slower still: 400 Hz, and said that it may fall behind.
+    const slow = await twinPhysics('auto', async () => 2.5, true);
+    expect(slow.physics).to.deep.include({ stepS: 0.0025, over: true });
+    expect(slow.line).to.equal(
+      'shadow twin: physics at 400 Hz on this machine (a step costs 2.50 ms: 500 Hz would take 125 % of its core; ' +
+        'less faithful than 500 Hz); its steps take 100 % of its core: it may fall behind the robot ' +
+        '(docs/shadow.md, "Its physics rate")',
+    );
+    // The server's thread keeps its own rule: 500 Hz only, whatever a step costs.
+    expect((await twinPhysics('auto', async () => 2, false)).physics.stepS).to.equal(0.002);
+  });
+
   it('a rate from the flag, or none given (a server made in code), measures nothing', async () => {
     const never = async () => {
       throw new Error('measured');
@@ -113,6 +146,36 @@ describe("the shadow twin's physics rate", () => {
       'must be "auto" or one of 500, 400, 250, 200',
     );
     expect(() => parseShadowPhysicsHz('fast')).to.throw(InvalidArgumentError);
+  });
+
+  it('a server whose twin has a thread of its own times its step in a worker and weighs it against that core', async () => {
+    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
+    const info: string[] = [];
+    const server = await createRobotServer({
+      backend: 'real',
+      robot: 'ergo-jr',
+      real: { serial: '/dev/mem0', busHost: inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus })) },
+      shadow: true,
+      shadowThread: 'worker',
+      shadowPhysicsHz: 'auto',
+      recordsDir: path.join(tmp, 'records'),
+      logger: { info: (l) => info.push(l), warn: (l) => info.push(l), error: () => {} },
+    });
+    try {
+      const line = info.find((l) => l.startsWith('shadow twin: physics at'));
+      const m = /^shadow twin: physics at (\d+) Hz on this machine \(a step costs ([\d.]+) ms[,:] /.exec(
+        line ?? '',
+      );
+      expect(m, line).to.not.equal(null);
+      // The rate follows the cost it read, against a core (OWN_CORE_CPU_SHARE), not the server thread's fifth.
+      const cost = Number(m![2]);
+      expect(Number(m![1])).to.equal(cost <= OWN_CORE_CPU_SHARE * 2 ? 500 : 400);
+      expect(line).to.include('of its core');
+      expect(server.shadow!.engine.stepS).to.equal(1 / Number(m![1]));
+    } finally {
+      await server.close();
+      await emulated.close();
+    }
   });
 
   it("a real-backend server's twin steps at the rate asked and logs it", async () => {

@@ -16,11 +16,12 @@ describe('the bus emulator on its pseudo-terminal', function () {
       try {
         expect(emulator.wire).to.equal(wire);
         for (let round = 0; round < 2; round++) {
-          const link = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2, timeoutMs: 100 });
+          // The wait bounds a failure only: a loaded machine (the whole suite in parallel) once took over 100 ms.
+          const link = new SerialLink({ path: emulator.path, baud: 1_000_000, protocol: 2, timeoutMs: 1000 });
           await link.open();
           try {
             for (const id of [1, 2, 3, 4, 5, 6]) {
-              const reply = await link.transact(instructions.ping(2, id), [id], 100);
+              const reply = await link.transact(instructions.ping(2, id), [id], 1000);
               expect(reply.packets.get(id)?.id, `round ${round}, servo ${id}`).to.equal(id);
             }
           } finally {

@@ -12,7 +12,7 @@ import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { emulateBus } from '../../src/emulator/emulator.ts';
 import { memoryBinding } from '../../src/emulator/memory-binding.ts';
 import { inProcessBus } from '../../src/real/bus-host.ts';
-import { createRobotServer } from '../../src/server.ts';
+import { type RobotServer, createRobotServer } from '../../src/server.ts';
 import {
   OWN_CORE_CPU_SHARE,
   OWN_CORE_STEPS_S,
@@ -148,20 +148,32 @@ describe("the shadow twin's physics rate", () => {
     expect(() => parseShadowPhysicsHz('fast')).to.throw(InvalidArgumentError);
   });
 
-  it('a server whose twin has a thread of its own times its step in a worker and weighs it against that core', async () => {
+  /** A real-backend server on the in-memory emulator with `shadow` options, its info and warning lines kept. */
+  async function withShadowServer(
+    shadow: { shadowThread?: 'worker'; shadowPhysicsHz: number | 'auto' },
+    check: (server: RobotServer, lines: string[]) => void,
+  ): Promise<void> {
     const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
-    const info: string[] = [];
+    const lines: string[] = [];
     const server = await createRobotServer({
       backend: 'real',
       robot: 'ergo-jr',
       real: { serial: '/dev/mem0', busHost: inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus })) },
       shadow: true,
-      shadowThread: 'worker',
-      shadowPhysicsHz: 'auto',
+      ...shadow,
       recordsDir: path.join(tmp, 'records'),
-      logger: { info: (l) => info.push(l), warn: (l) => info.push(l), error: () => {} },
+      logger: { info: (l) => lines.push(l), warn: (l) => lines.push(l), error: () => {} },
     });
     try {
+      check(server, lines);
+    } finally {
+      await server.close();
+      await emulated.close();
+    }
+  }
+
+  it('a server whose twin has a thread of its own times its step in a worker and weighs it against that core', () =>
+    withShadowServer({ shadowThread: 'worker', shadowPhysicsHz: 'auto' }, (server, info) => {
       const line = info.find((l) => l.startsWith('shadow twin: physics at'));
       const m = /^shadow twin: physics at (\d+) Hz on this machine \(a step costs ([\d.]+) ms[,:] /.exec(
         line ?? '',
@@ -172,32 +184,13 @@ describe("the shadow twin's physics rate", () => {
       expect(Number(m![1])).to.equal(cost <= OWN_CORE_CPU_SHARE * 2 ? 500 : 400);
       expect(line).to.include('of its core');
       expect(server.shadow!.engine.stepS).to.equal(1 / Number(m![1]));
-    } finally {
-      await server.close();
-      await emulated.close();
-    }
-  });
+    }));
 
-  it("a real-backend server's twin steps at the rate asked and logs it", async () => {
-    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
-    const info: string[] = [];
-    const server = await createRobotServer({
-      backend: 'real',
-      robot: 'ergo-jr',
-      real: { serial: '/dev/mem0', busHost: inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus })) },
-      shadow: true,
-      shadowPhysicsHz: 250,
-      recordsDir: path.join(tmp, 'records'),
-      logger: { info: (l) => info.push(l), warn: () => {}, error: () => {} },
-    });
-    try {
+  it("a real-backend server's twin steps at the rate asked and logs it", () =>
+    withShadowServer({ shadowPhysicsHz: 250 }, (server, info) => {
       expect(server.shadow!.sim.dt).to.equal(0.004);
       expect(info).to.include(
         'shadow twin: physics at 250 Hz (--shadow-physics-hz, less faithful than 500 Hz (docs/shadow.md))',
       );
-    } finally {
-      await server.close();
-      await emulated.close();
-    }
-  });
+    }));
 });

@@ -11,7 +11,7 @@ import { SHADOW_PHYSICS_HZ, parseShadowPhysicsHz } from '../../src/config/flags.
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { emulateBus } from '../../src/emulator/emulator.ts';
 import { memoryBinding } from '../../src/emulator/memory-binding.ts';
-import { inProcessBus } from '../../src/real/bus-host.ts';
+import { type StartBusHost, inProcessBus } from '../../src/real/bus-host.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 import {
   OWN_CORE_CPU_SHARE,
@@ -150,19 +150,28 @@ describe("the shadow twin's physics rate", () => {
 
   /** A real-backend server on the in-memory emulator with `shadow` options, its info and warning lines kept. */
   async function withShadowServer(
-    shadow: { shadowThread?: 'worker'; shadowPhysicsHz: number | 'auto' },
+    shadow: { shadowThread?: 'worker' | 'main'; shadowPhysicsHz: number | 'auto' },
     check: (server: RobotServer, lines: string[]) => void,
   ): Promise<void> {
     const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
     const lines: string[] = [];
+    const host = inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus }));
+    // The bus's open said among the lines, in its order.
+    const busHost: StartBusHost = (events) => {
+      const bus = host(events);
+      return { ...bus, send: (m) => (m.t === 'open' && lines.push('(the bus opens)'), bus.send(m)) };
+    };
     const server = await createRobotServer({
       backend: 'real',
       robot: 'ergo-jr',
-      real: { serial: '/dev/mem0', busHost: inProcessBus(memoryBinding({ '/dev/mem0': emulated.bus })) },
+      real: { serial: '/dev/mem0', busHost },
       shadow: true,
       ...shadow,
       recordsDir: path.join(tmp, 'records'),
       logger: { info: (l) => lines.push(l), warn: (l) => lines.push(l), error: () => {} },
+    }).catch(async (err: unknown) => {
+      await emulated.close();
+      throw err;
     });
     try {
       check(server, lines);
@@ -185,6 +194,17 @@ describe("the shadow twin's physics rate", () => {
       expect(line).to.include('of its core');
       expect(server.shadow!.engine.stepS).to.equal(1 / Number(m![1]));
     }));
+
+  it('times the step before the bus process starts, on either thread (a start beside it misreads it)', async () => {
+    const order = (lines: string[]) =>
+      lines
+        .filter((l) => l === '(the bus opens)' || l.startsWith('shadow twin: physics at'))
+        .map((l) => l.slice(0, 23));
+    for (const shadowThread of ['worker', 'main'] as const)
+      await withShadowServer({ shadowThread, shadowPhysicsHz: 'auto' }, (_, lines) =>
+        expect(order(lines), shadowThread).to.deep.equal(['shadow twin: physics at', '(the bus opens)']),
+      );
+  });
 
   it("a real-backend server's twin steps at the rate asked and logs it", () =>
     withShadowServer({ shadowPhysicsHz: 250 }, (server, info) => {

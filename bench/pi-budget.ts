@@ -358,6 +358,16 @@ const HELPERS_APART = process.env.BENCH_PI_HELPERS !== 'server';
  */
 const apartPeriodUs = (share: number): number => Math.round(1000 / share);
 
+/** Group `dir` (made if missing) capped at `share` of a core at that grain, with the high weight (APART, v1). */
+function wholeShareGroup(dir: string, share: number): string {
+  mkdirSync(dir, { recursive: true });
+  const period = apartPeriodUs(share);
+  writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
+  writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
+  writeFileSync(path.join(dir, 'cpu.shares'), '262144');
+  return dir;
+}
+
 /** The TIDs of server `pid`'s threads named `name` (none once it has gone). */
 function threadsNamed(pid: number, name: string): number[] {
   try {
@@ -386,12 +396,7 @@ async function twinApart(
   pid: number,
   share: number,
 ): Promise<{ dirs: string[]; tid?: number }> {
-  const dir = path.join(ctl.dir, `poppy-pi-twin-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
-  const period = apartPeriodUs(share);
-  writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
-  writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
-  writeFileSync(path.join(dir, 'cpu.shares'), '262144');
+  const dir = wholeShareGroup(path.join(ctl.dir, `poppy-pi-twin-${process.pid}`), share);
   const moved = new Set<number>();
   const move = (tid: number) => {
     if (moved.has(tid)) return;
@@ -412,11 +417,7 @@ async function twinApart(
   move(tid);
   if (!HELPERS_APART) return { dirs: [dir], tid };
   // The server's other threads (V8's platform workers: its parallel GC and compilers; libuv's pool) on a fourth.
-  const helpers = path.join(ctl.dir, `poppy-pi-helpers-${process.pid}`);
-  mkdirSync(helpers, { recursive: true });
-  writeFileSync(path.join(helpers, 'cpu.cfs_period_us'), String(period));
-  writeFileSync(path.join(helpers, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * period))));
-  writeFileSync(path.join(helpers, 'cpu.shares'), '262144');
+  const helpers = wholeShareGroup(path.join(ctl.dir, `poppy-pi-helpers-${process.pid}`), share);
   for (const other of readdirSync(`/proc/${pid}/task`).map(Number))
     if (other !== pid && other !== tid) writeFileSync(path.join(helpers, 'tasks'), String(other));
   return { dirs: [dir, helpers], tid };
@@ -441,21 +442,14 @@ async function busApart(
       }
     });
     if (bus !== undefined) {
-      const dir = path.join(ctl.dir, `poppy-pi-bus-${process.pid}`);
-      mkdirSync(dir, { recursive: true });
-      const period = apartPeriodUs(share);
-      writeFileSync(path.join(dir, 'cpu.cfs_period_us'), String(period));
-      writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), '1000');
-      writeFileSync(path.join(dir, 'cpu.shares'), '262144');
+      const dir = wholeShareGroup(path.join(ctl.dir, `poppy-pi-bus-${process.pid}`), share);
       // BENCH_PI_BUS_RT_PERIOD_US: a finer real-time grain (no 1 ms floor there); 2000 did not shorten the tail.
-      const rtPeriod = Number(process.env.BENCH_PI_BUS_RT_PERIOD_US ?? period);
+      const rtPeriod = Number(process.env.BENCH_PI_BUS_RT_PERIOD_US ?? apartPeriodUs(share));
       writeFileSync(path.join(dir, 'cpu.rt_period_us'), String(rtPeriod));
       writeFileSync(path.join(dir, 'cpu.rt_runtime_us'), String(Math.round(share * rtPeriod)));
       writeFileSync(path.join(dir, 'cgroup.procs'), String(bus));
       // The server's group, now without real-time time, at the same grain: its period was the split share's.
-      const server = apartPeriodUs(share);
-      writeFileSync(path.join(group, 'cpu.cfs_quota_us'), String(Math.max(1000, Math.round(share * server))));
-      writeFileSync(path.join(group, 'cpu.cfs_period_us'), String(server));
+      wholeShareGroup(group, share);
       return dir;
     }
     await sleep(100);

@@ -114,6 +114,10 @@ export async function measureStepCost(opts: ProbeOptions): Promise<number> {
   }
 }
 
+/** A step's cost and a share of a core, as the start's line says them. */
+const costText = (ms: number) => ms.toFixed(ms < 0.1 ? 3 : 2);
+const percent = (share: number) => `${Math.round(share * 100)} %`;
+
 /**
  * The twin's physics: `hz` from the flag, measured and chosen for 'auto' (the command line's default), the finest
  * step when not given (a server made in code: tests stay deterministic); with the one line that says so.
@@ -138,7 +142,7 @@ export async function twinPhysics(
   const cost = costText(physics.stepCostMs!);
   const over =
     physics.share! > TWIN_WARN_SHARE
-      ? `; its steps take ${Math.round(physics.share! * 100)} % of a core: it may fall behind the robot ` +
+      ? `; its steps take ${percent(physics.share!)} of a core: it may fall behind the robot ` +
         '(docs/shadow.md, "Its physics rate")'
       : '';
   return {
@@ -146,9 +150,6 @@ export async function twinPhysics(
     line: `shadow twin: physics at ${Math.round(1 / physics.stepS)} Hz on this machine (a step costs ${cost} ms)${over}`,
   };
 }
-
-const costText = (ms: number) => ms.toFixed(ms < 0.1 ? 3 : 2);
-const percent = (share: number) => `${Math.round(share * 100)} %`;
 
 /** The choice and its line for a twin on a core of its own (OWN_CORE_STEPS_S within OWN_CORE_CPU_SHARE). */
 function ownCorePhysics(stepCostMs: number): { physics: TwinPhysics; line: string } {

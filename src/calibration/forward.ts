@@ -38,9 +38,12 @@ export async function simulate(
   try {
     const ids = config.motors.map((m) => m.id);
     const pose = new Map(config.motors.map((m) => [m.id, log.pose[m.name]!]));
-    // From the start: the run's pose and settling; from a later sample: the joint where it was read, at rest.
     pose.set(log.id, from === 0 ? log.start : log.position[from]!);
-    sim.simulation.setPose(pose);
+    // Every joint where the run read it as the excitation began (else where it was told to be); from a later
+    // sample, the joint under test where it was read then, at rest.
+    const at = new Map(config.motors.map((m) => [m.id, log.startReadings?.[m.name] ?? pose.get(m.id)!]));
+    if (from > 0) at.set(log.id, log.position[from]!);
+    sim.simulation.setPose(at);
     await runGains(sim.bus, config);
     await sim.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
     await sim.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));

@@ -33,6 +33,11 @@ export interface MotorLog {
   readonly segments: readonly [string, number, number][];
   /** Where the joint was told to start (raw degrees). */
   readonly start: number;
+  /**
+   * Every joint's reading (raw degrees, by joint name) as the excitation began: where the settle left them, which
+   * from a folded robot is not the pose told (the Ergo Jr's m2 stays 6-9 degrees short). Absent in older logs.
+   */
+  readonly startReadings?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -118,6 +123,10 @@ export async function runMotor(
   await rig.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
   await rig.bus.write('goal_position', goals);
   await rig.wait(SETTLE);
+  const settled = await rig.bus.read(ids, 'present_position');
+  const startReadings = Object.fromEntries(
+    config.motors.map((m) => [m.name, positionToDeg(modelSpec(m.model), settled.get(m.id) as number)]),
+  );
   const log: MotorLog = {
     motor: motor.name,
     id: motor.id,
@@ -127,6 +136,7 @@ export async function runMotor(
     position: [],
     segments: ex.segments,
     start: ex.start,
+    startReadings,
   };
   let last: Command | undefined;
   const steps = Math.round(ex.duration / SAMPLE);

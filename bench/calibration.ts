@@ -1,6 +1,7 @@
 /**
  * Calibration on the emulator: servos with seeded random true parameters (src/calibration/truth.ts), one run per
- * motor on the emulated bus at the manual clock, the fit, and the recovered-vs-true table (bench/README.md).
+ * motor on the emulated bus at the manual clock, each run replayed at the true figures (the floor of its fit's
+ * residual), the fit, and the recovered-vs-true table (bench/README.md).
  * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated|all|none] [out.json]
  * With out.json, the fitted calibration is written there (bench/held-out.ts loads it). The table's touches run after
  * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them).
@@ -9,11 +10,12 @@ import { performance } from 'node:perf_hooks';
 import { clearExcitation } from '../src/calibration/clearance.ts';
 import { defaultCalibration } from '../src/calibration/defaults.ts';
 import { fitRobot } from '../src/calibration/fit-robot.ts';
+import { simulate } from '../src/calibration/forward.ts';
 import { runMotor } from '../src/calibration/run.ts';
 import { fitTouches, touchFitLine } from '../src/calibration/touch-fit.ts';
 import { runTouches } from '../src/calibration/touch.ts';
 import { drawTrueParams } from '../src/calibration/truth.ts';
-import { saveCalibration } from '../src/config/calibration.ts';
+import { saveCalibration, servoParamsOf } from '../src/config/calibration.ts';
 import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { emulateBus } from '../src/emulator/emulator.ts';
 import { loadUrdf } from '../src/urdf/parse.ts';
@@ -48,6 +50,25 @@ try {
     robotSeconds.set(
       name,
       `+-${plan.amplitudeDeg} deg, robot ${logs[logs.length - 1]!.t.length * 0.02} s, run ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
+  }
+  // The floor of each fit's residual: the twin with every true figure replaying the run.
+  const trueParams = servoParamsOf(truth);
+  for (const log of logs) {
+    const replay = await simulate(
+      config,
+      urdf,
+      trueParams.get(log.id)!,
+      log,
+      0,
+      log.t.length,
+      undefined,
+      trueParams,
+    );
+    let squares = 0;
+    for (let k = 0; k < replay.length; k++) squares += (replay[k]! - log.position[k]!) ** 2;
+    console.log(
+      `${log.motor} | the true figures replay its run within ${Math.sqrt(squares / replay.length).toFixed(4)} deg RMS`,
     );
   }
   const tTouch = emulated.sim.clock.now();

@@ -1,8 +1,11 @@
 /**
- * The fit of every logged motor of a robot in two passes: each alone with the other servos at their models, then
- * each again with the others as the first pass found them. A one-joint fit sees the joints that hold the pose give
- * under its swing as their own servos do; with their models instead it moved the Ergo Jr m3's armature 19-23 % off
- * (seed 2: 0.1 % with the others' true servos), so the second pass gives it the best it knows of them (decision 0065).
+ * The fit of every logged motor of a robot in two passes, each motor's fit replaying its run on the whole twin with
+ * the other servos as best known when it starts: the joints that hold the pose give under its swing as their own
+ * servos do, so a fit that takes their models for them is biased (the Ergo Jr m3's armature 17-23 % off; with the
+ * others' true servos, within 2.5 %: decision 0065). The motors go in the order of the mass they carry, least first,
+ * and each fit's figures are in the twin of every fit after it (Gauss-Seidel): a wrist that carries a tip is hardly
+ * moved by the others and is known when the shoulder that carries it is fitted (decision 0077). Pass 1 starts from
+ * the servos' models; pass 2 fits each again with every other one's pass-1 (or pass-2) figures.
  */
 import { type Calibration, type ServoParams, servoParamsOf } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -15,14 +18,16 @@ import {
   MAX_RELATIVE_SIGMA,
   type NeighbourSigmas,
   PRIOR_LOG_SIGMA,
+  PRIOR_OFFSET_SIGMA_DEG,
   fitMotor,
   keptEstimate,
   round,
 } from './fit.ts';
 import type { MotorLog } from './run.ts';
+import { carried } from './touch.ts';
 
 export interface FitRobotOptions {
-  /** 2 (default): a second pass with the others' first-pass figures; 1: each motor alone. */
+  /** 2 (default): a second pass, each motor with every other one's latest figures; 1: one pass. */
   readonly passes?: 1 | 2;
   readonly budget?: Parameters<typeof fitMotor>[3];
   /** Offsets the table's touches found (touch.ts, by motor name): held in the fits, and the others' in the twin. */
@@ -41,31 +46,36 @@ export async function fitRobot(
 ): Promise<Map<string, FitResult>> {
   const results = new Map<string, FitResult>();
   const passes = logs.length > 1 ? (opts.passes ?? 2) : 1;
+  const order = fitOrder(urdf, logs);
+  const fitted = new Set<string>();
   for (let pass = 1; pass <= passes; pass++) {
-    // The second pass's view of the others is the first pass's file: what the twin would load.
-    const known = pass === 1 ? touchedParams(config, opts.touched) : servoParamsOf(into);
-    for (const log of logs) {
+    for (const log of order) {
+      // The others as the twin knows them now: the figures fitted so far, the models' (with the touched offsets) for
+      // the motors not fitted yet.
+      const known = othersKnown(config, into, fitted, opts.touched);
       const others = known && new Map([...known].filter(([id]) => id !== log.id));
       // The last pass carries how well the others are known into each figure's sigma (the first's are replaced).
       const neighbours = pass === passes ? neighbourSigmas(config, into, log.id) : undefined;
-      const fitted = await fitMotor(config, urdf, log, opts.budget, {
+      const result = await fitMotor(config, urdf, log, opts.budget, {
         others,
         touched: opts.touched?.get(log.motor),
         neighbours,
       });
       const first = results.get(log.motor);
-      const result = first ? widened(fitted, first, config, log.motor) : fitted;
-      results.set(log.motor, result);
-      opts.onFitted?.(log.motor, result, pass);
+      const kept = first ? widened(result, first, config, log.motor) : result;
+      results.set(log.motor, kept);
+      into.motors[log.motor] = kept.calibration;
+      fitted.add(log.motor);
+      opts.onFitted?.(log.motor, kept, pass);
     }
-    for (const [motor, result] of results) into.motors[motor] = result.calibration;
   }
   return results;
 }
 
 /**
  * How well `cal` knows each servo but `ownId`: each figure's relative sigma as the sigma of its log, the prior's
- * (PRIOR_LOG_SIGMA) where it has none (a model's default, or a figure not pinned and set back to it).
+ * (PRIOR_LOG_SIGMA) where it has none (a model's default, or a figure not pinned and set back to it); its offset's
+ * sigma in degrees, the prior's (PRIOR_OFFSET_SIGMA_DEG) where the file has none.
  */
 export function neighbourSigmas(
   config: RobotConfig,
@@ -79,6 +89,7 @@ export function neighbourSigmas(
     const log = (e: { value: number; sigma: number | null } | undefined, prior: number) =>
       e?.sigma == null || !(e.value > 0) ? prior : Math.log1p(e.sigma / e.value);
     out.set(m.id, {
+      offsetDeg: c.offset.sigma ?? PRIOR_OFFSET_SIGMA_DEG,
       gain: log(c.gain, PRIOR_LOG_SIGMA.gain),
       armature: log(c.armature, PRIOR_LOG_SIGMA.armature),
       kv: log(c.friction.kv, PRIOR_LOG_SIGMA.kv),
@@ -88,16 +99,35 @@ export function neighbourSigmas(
   return out;
 }
 
-/** The servos' models with the touched offsets: the first pass's view of the joints that hold the pose. */
-function touchedParams(
+/** The logs in the order of the mass their joints carry (the links beyond them, the URDF's), least first. */
+export function fitOrder(urdf: UrdfRobot, logs: readonly MotorLog[]): MotorLog[] {
+  const mass = (motor: string) =>
+    carried(urdf, motor).reduce((sum, link) => sum + (urdf.links.get(link)?.inertial?.mass ?? 0), 0);
+  return logs
+    .map((log) => ({ log, mass: mass(log.motor) }))
+    .sort((a, b) => a.mass - b.mass)
+    .map(({ log }) => log);
+}
+
+/**
+ * The servos as the twin of a fit sees them: `cal`'s figures for the motors already fitted, the models' with the
+ * touched offsets for the others; undefined (the models, no offsets) when nothing is known yet.
+ */
+export function othersKnown(
   config: RobotConfig,
+  cal: Calibration,
+  fitted: ReadonlySet<string>,
   touched: FitRobotOptions['touched'],
 ): Map<number, ServoParams> | undefined {
-  if (!touched?.size) return undefined;
+  if (!fitted.size && !touched?.size) return undefined;
+  const fromFile = servoParamsOf(cal);
   const params = servoParamsOf(defaultCalibration(config));
   for (const m of config.motors) {
-    const offset = touched.get(m.name);
-    if (offset) params.set(m.id, { ...params.get(m.id)!, offsetDeg: offset.value });
+    if (fitted.has(m.name)) params.set(m.id, fromFile.get(m.id)!);
+    else {
+      const offset = touched?.get(m.name);
+      if (offset) params.set(m.id, { ...params.get(m.id)!, offsetDeg: offset.value });
+    }
   }
   return params;
 }

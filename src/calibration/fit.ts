@@ -34,12 +34,16 @@ export const PRIOR_LOG_SIGMA: Readonly<NeighbourSigmas> = {
   kcs: Math.log(4) / Math.sqrt(12),
 };
 
-/** How well another servo's dynamic figures are known: the sigma of each one's log (its relative sigma). */
+/**
+ * How well another servo is known: the sigma of each dynamic figure's log (its relative sigma), and its offset's
+ * sigma in degrees (absent: not carried).
+ */
 export interface NeighbourSigmas {
   readonly gain: number;
   readonly armature: number;
   readonly kv: number;
   readonly kcs: number;
+  readonly offsetDeg?: number;
 }
 
 /** What a motor's fit knows of the rest of the robot. */
@@ -206,9 +210,12 @@ export async function fitMotor(
  * For each other servo of `neighbours` (by id), the change of the residuals at the optimum when its dynamic figures are
  * all one sigma higher than the fit took them (`others`, else its model's): one run of the forward model each. One
  * joint perturbation per servo, not one per figure: a servo stiffer, slower and holding harder at once is the
- * direction a joint that carries the swing errs in, and it costs a twelfth of the Torso's fit, not a third.
+ * direction a joint that carries the swing errs in, and it costs a twelfth of the Torso's fit, not a third. And,
+ * where its offset's sigma is given, the change when its offset is one sigma off, another run: the links it puts
+ * elsewhere move the gravity the swing works against (the Ergo Jr's m2, its others' touched offsets 0.1-0.9 degree
+ * off: kv -8.7 % where the true offsets give +5.6 %; decision 0077).
  */
-async function neighbourShifts(
+export async function neighbourShifts(
   config: RobotConfig,
   ownId: number,
   neighbours: FitContext['neighbours'],
@@ -236,9 +243,13 @@ async function neighbourShifts(
       armature: p.armature * Math.exp(s.armature),
       friction: { ...p.friction, kv: up(p.friction.kv, s.kv), kcs: up(p.friction.kcs, s.kcs) },
     });
-    const r = await residualsAround(moved);
-    for (let k = 0; k < r.length; k++) r[k] = r[k]! - r0[k]!;
-    out.push(r);
+    const change = async (around: ReadonlyMap<number, ServoParams>) => {
+      const r = await residualsAround(around);
+      for (let k = 0; k < r.length; k++) r[k] = r[k]! - r0[k]!;
+      out.push(r);
+    };
+    await change(moved);
+    if (s.offsetDeg) await change(new Map(base).set(id, { ...p, offsetDeg: p.offsetDeg + s.offsetDeg }));
   }
   return out;
 }

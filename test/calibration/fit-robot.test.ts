@@ -1,9 +1,55 @@
-/** The second pass's sigmas (src/calibration/fit-robot.ts): what the others' figures moved a figure by is a floor. */
+/**
+ * A robot's fit (src/calibration/fit-robot.ts): the order of the motors, what each fit knows of the others, and the
+ * second pass's sigmas (what the others' figures moved a figure by is a floor).
+ */
 import { expect } from 'chai';
-import { defaultMotorCalibration } from '../../src/calibration/defaults.ts';
 import type { FitResult } from '../../src/calibration/fit.ts';
-import { widened } from '../../src/calibration/fit-robot.ts';
+import { defaultCalibration, defaultMotorCalibration } from '../../src/calibration/defaults.ts';
+import { fitOrder, othersKnown, widened } from '../../src/calibration/fit-robot.ts';
+import type { MotorLog } from '../../src/calibration/run.ts';
+import { servoParamsOf } from '../../src/config/calibration.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { loadUrdf } from '../../src/urdf/parse.ts';
+
+describe("a robot's fit: the order and the others", () => {
+  it('fits the joints that carry least first: the Ergo Jr from its wrist down, the Torso from its elbows to abs_z', async () => {
+    for (const [robot, first, last] of [
+      ['ergo-jr', ['m6', 'm5', 'm4', 'm3', 'm2', 'm1'], []],
+      ['torso', ['r_elbow_y', 'l_elbow_y'], ['bust_x', 'bust_y', 'abs_z']],
+    ] as const) {
+      const config = await loadRobotConfig(robot);
+      const urdf = await loadUrdf(config.urdfPath);
+      // The logs in the config's order; only the motor's name matters to the order.
+      const logs = config.motors.map((m) => ({ motor: m.name }) as MotorLog);
+      const order = fitOrder(urdf, logs).map((l) => l.motor);
+      expect(order).to.have.members(config.motors.map((m) => m.name));
+      expect(order.slice(0, first.length), robot).to.deep.equal(first);
+      expect(order.slice(order.length - last.length), robot).to.deep.equal(last);
+    }
+  });
+
+  it("a fit sees the figures fitted before it, the others' models with their touched offsets", async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const cal = defaultCalibration(config);
+    const model = servoParamsOf(defaultCalibration(config));
+    cal.motors.m6 = {
+      ...cal.motors.m6!,
+      armature: { value: 0.5, sigma: 0.01 },
+      offset: { value: 2, sigma: 0.1 },
+    };
+    const touched = new Map([
+      ['m6', { value: 2, sigma: 0.5 }],
+      ['m5', { value: -1, sigma: 0.5 }],
+    ]);
+    expect(othersKnown(config, cal, new Set(), undefined)).to.equal(undefined);
+    const view = othersKnown(config, cal, new Set(['m6']), touched)!;
+    const id = (name: string) => config.motors.find((m) => m.name === name)!.id;
+    expect(view.get(id('m6'))!.armature).to.equal(0.5);
+    expect(view.get(id('m6'))!.offsetDeg).to.equal(2);
+    expect(view.get(id('m5'))).to.deep.equal({ ...model.get(id('m5'))!, offsetDeg: -1 });
+    expect(view.get(id('m4'))).to.deep.equal(model.get(id('m4')));
+  });
+});
 
 /** A fit result of m1 whose figures are `value` with `sigma`, every one identified. */
 function result(values: Record<'gain' | 'armature' | 'kv' | 'kcs', number>, sigma: number): FitResult {

@@ -5,7 +5,13 @@
  */
 import { expect } from 'chai';
 import { defaultCalibration } from '../../src/calibration/defaults.ts';
-import { PRIOR_LOG_SIGMA, uncertainty } from '../../src/calibration/fit.ts';
+import {
+  PRIOR_LOG_SIGMA,
+  PRIOR_OFFSET_SIGMA_DEG,
+  neighbourShifts,
+  uncertainty,
+} from '../../src/calibration/fit.ts';
+import type { ServoParams } from '../../src/config/calibration.ts';
 import { neighbourSigmas } from '../../src/calibration/fit-robot.ts';
 import { mulberry32 } from '../../src/core/prng.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
@@ -49,18 +55,50 @@ describe("a fitted figure's sigma and the other servos", () => {
     expect(both[1]!).to.be.closeTo(Math.hypot(alone[1]!, 0.03, 0.04), 1e-6);
   });
 
-  it("the others' sigmas: a figure's own where the file has one, the prior's where it has none; not the motor's own", async () => {
+  it("a neighbour's offset, where its sigma is known, is one more error: the change when it is one sigma off", async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    // A stand-in forward model: the residuals move with m3's offset (0.1 a degree) and its gain (1 per unit of log).
+    const seen: ServoParams[] = [];
+    const around = async (others: ReadonlyMap<number, ServoParams>) => {
+      const m3 = others.get(3)!;
+      seen.push(m3);
+      return Float64Array.from({ length: 4 }, () => 0.1 * m3.offsetDeg + Math.log(m3.errorGain));
+    };
+    const sigmas = { gain: 0.05, armature: 0.1, kv: 0.2, kcs: 0.2 };
+    const withOffset = await neighbourShifts(
+      config,
+      2,
+      new Map([[3, { ...sigmas, offsetDeg: 0.7 }]]),
+      undefined,
+      around,
+    );
+    expect(withOffset).to.have.length(2);
+    expect(
+      [...withOffset[0]!].every((v) => Math.abs(v - 0.05) < 1e-9),
+      'the dynamics one sigma up',
+    ).to.equal(true);
+    expect(
+      [...withOffset[1]!].every((v) => Math.abs(v - 0.07) < 1e-9),
+      'the offset one sigma off',
+    ).to.equal(true);
+    expect(seen.at(-1)!.errorGain, 'the offset moved alone').to.equal(seen[0]!.errorGain);
+    expect(await neighbourShifts(config, 2, new Map([[3, sigmas]]), undefined, around)).to.have.length(1);
+  });
+
+  it("the others' sigmas: a figure's and an offset's own where the file has one, the prior's where it has none; not the motor's own", async () => {
     const config = await loadRobotConfig('ergo-jr');
     const cal = defaultCalibration(config);
     const m2 = cal.motors.m2!;
     m2.gain = { value: 0.05, sigma: 0.005 };
     m2.friction.kv = { value: 0.01, sigma: 0.02 };
+    m2.offset = { value: 1.2, sigma: 0.6 };
     const s = neighbourSigmas(config, cal, 1);
     expect([...s.keys()]).to.deep.equal([2, 3, 4, 5, 6]);
     expect(s.get(2)!.gain).to.be.closeTo(Math.log(1.1), 1e-12);
     expect(s.get(2)!.kv).to.be.closeTo(Math.log(3), 1e-12);
     expect(s.get(2)!.armature).to.equal(PRIOR_LOG_SIGMA.armature);
-    expect(s.get(3)).to.deep.equal(PRIOR_LOG_SIGMA);
+    expect(s.get(2)!.offsetDeg).to.equal(0.6);
+    expect(s.get(3)).to.deep.equal({ ...PRIOR_LOG_SIGMA, offsetDeg: PRIOR_OFFSET_SIGMA_DEG });
     // Friction x0.5-x2 log-uniform: ln 4 / sqrt 12.
     expect(PRIOR_LOG_SIGMA.kv).to.be.closeTo(0.4002, 1e-4);
   });

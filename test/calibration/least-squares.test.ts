@@ -1,5 +1,9 @@
-/** The fit's least-squares tools (src/calibration/least-squares.ts) on problems whose answer is known. */
+/**
+ * The fit's least-squares tools (src/calibration/least-squares.ts) on problems whose answer is known, and where its
+ * last stage starts (fit.ts `frictionStart`).
+ */
 import { expect } from 'chai';
+import { frictionStart } from '../../src/calibration/fit.ts';
 import { nelderMead, polish } from '../../src/calibration/least-squares.ts';
 
 /** y = a * exp(-b t) + c sampled at 40 points, x = [c, log a, log b]: the fit's shape (log coordinates). */
@@ -36,5 +40,26 @@ describe("the fit's least-squares tools", () => {
     const x = await nelderMead(cost, start, [0, 0.3, 0.3], 60);
     expect(x[0]).to.equal(0.1);
     expect(await cost(x)).to.be.below(await cost(start));
+  });
+});
+
+describe("where the whole run's fit starts", () => {
+  // A release's cost: flat wherever the friction holds the link (log friction over -0.2), a valley below it.
+  const release = async (x: readonly number[]) => {
+    const friction = (x[3]! + x[4]!) / 2;
+    return friction > -0.2 ? 1.7 : 0.4 + (friction + 0.62) ** 2 + (x[1]! - 0.1) ** 2;
+  };
+
+  it('leaves a plateau for the friction that replays the run best, the other figures as they were', async () => {
+    const start = [0.5, 0.1, -0.2, 1.4, 1.1];
+    const y = await frictionStart(release, start);
+    expect(y.slice(0, 3)).to.deep.equal([0.5, 0.1, -0.2]);
+    expect(y[3]).to.equal(-Math.LN2);
+    expect(y[4]).to.equal(-Math.LN2);
+  });
+
+  it('keeps a start better than any friction scanned', async () => {
+    const start = [0, 0.1, 0, -0.62, -0.62];
+    expect(await frictionStart(release, start)).to.deep.equal(start);
   });
 });

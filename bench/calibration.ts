@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { clearExcitation } from '../src/calibration/clearance.ts';
 import { defaultCalibration } from '../src/calibration/defaults.ts';
 import { fitRobot } from '../src/calibration/fit-robot.ts';
-import { simulate } from '../src/calibration/forward.ts';
+import { replayRms } from '../src/calibration/forward.ts';
 import { runMotor } from '../src/calibration/run.ts';
 import { fitTouches, touchFitLine } from '../src/calibration/touch-fit.ts';
 import { runTouches } from '../src/calibration/touch.ts';
@@ -55,21 +55,8 @@ try {
   // The floor of each fit's residual: the twin with every true figure replaying the run.
   const trueParams = servoParamsOf(truth);
   for (const log of logs) {
-    const replay = await simulate(
-      config,
-      urdf,
-      trueParams.get(log.id)!,
-      log,
-      0,
-      log.t.length,
-      undefined,
-      trueParams,
-    );
-    let squares = 0;
-    for (let k = 0; k < replay.length; k++) squares += (replay[k]! - log.position[k]!) ** 2;
-    console.log(
-      `${log.motor} | the true figures replay its run within ${Math.sqrt(squares / replay.length).toFixed(4)} deg RMS`,
-    );
+    const floor = await replayRms(config, urdf, log, trueParams);
+    console.log(`${log.motor} | the true figures replay its run within ${floor.toFixed(4)} deg RMS`);
   }
   const tTouch = emulated.sim.clock.now();
   const touchLogs =

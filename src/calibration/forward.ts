@@ -73,3 +73,16 @@ export async function simulate(
     await sim.close();
   }
 }
+
+/** RMS (degrees) of the twin with `servos` (by id, the logged motor's among them) replaying the whole run. */
+export async function replayRms(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  log: MotorLog,
+  servos: ReadonlyMap<number, ServoParams>,
+): Promise<number> {
+  const replay = await simulate(config, urdf, servos.get(log.id)!, log, 0, log.t.length, undefined, servos);
+  let squares = 0;
+  for (let k = 0; k < replay.length; k++) squares += (replay[k]! - log.position[k]!) ** 2;
+  return Math.sqrt(squares / replay.length);
+}

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { SIM_REFUSAL, main } from '../../src/calibration/cli.ts';
 import { clearExcitation } from '../../src/calibration/clearance.ts';
 import { fitMotor } from '../../src/calibration/fit.ts';
-import { simulate } from '../../src/calibration/forward.ts';
+import { replayRms } from '../../src/calibration/forward.ts';
 import { type Rig, runMotor } from '../../src/calibration/run.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { servoParamsOf } from '../../src/config/calibration.ts';
@@ -64,20 +64,7 @@ describe('calibration runs (npm run calibrate)', function () {
       // degree or so (from the pose told instead, 0.45 degree RMS, 6.4 at worst, on seed 2).
       expect(Object.keys(log.startReadings!)).to.have.members(config.motors.map((m) => m.name));
       expect(log.startReadings!.m2).to.be.closeTo(log.position[0]!, 0.3);
-      const params = servoParamsOf(truth);
-      const replay = await simulate(
-        config,
-        urdf,
-        params.get(log.id)!,
-        log,
-        0,
-        log.t.length,
-        undefined,
-        params,
-      );
-      let squares = 0;
-      for (let k = 0; k < replay.length; k++) squares += (replay[k]! - log.position[k]!) ** 2;
-      expect(Math.sqrt(squares / replay.length)).to.be.below(0.15);
+      expect(await replayRms(config, urdf, log, servoParamsOf(truth))).to.be.below(0.15);
       const { calibration: c, estimates } = await fitMotor(config, urdf, log, {
         dynamics: 25,
         offset: 10,

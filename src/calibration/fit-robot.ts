@@ -3,9 +3,9 @@
  * the other servos as best known when it starts: the joints that hold the pose give under its swing as their own
  * servos do, so a fit that takes their models for them is biased (the Ergo Jr m3's armature 17-23 % off; with the
  * others' true servos, within 2.5 %: decision 0065). The motors go in the order of the mass they carry, least first,
- * and each fit's figures are in the twin of every fit after it (Gauss-Seidel): a wrist that carries a tip is hardly
- * moved by the others and is known when the shoulder that carries it is fitted (decision 0077). Pass 1 starts from
- * the servos' models; pass 2 fits each again with every other one's pass-1 (or pass-2) figures.
+ * and each fit's figures are in the twin of every fit after it (Gauss-Seidel): a wrist's swing stirs little of the
+ * arm, so the others' errors enter its fit least, and it is known when the shoulder that carries it is fitted
+ * (decision 0077). Pass 1 starts from the servos' models; pass 2 fits each again with every other one's latest figures.
  */
 import { type Calibration, type ServoParams, servoParamsOf } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';

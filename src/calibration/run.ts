@@ -124,8 +124,12 @@ export async function runMotor(
   await rig.bus.write('goal_position', goals);
   await rig.wait(SETTLE);
   const settled = await rig.bus.read(ids, 'present_position');
+  // A motor that did not answer is left out: the fit's twin puts it where it was told to be.
   const startReadings = Object.fromEntries(
-    config.motors.map((m) => [m.name, positionToDeg(modelSpec(m.model), settled.get(m.id) as number)]),
+    config.motors.flatMap((m) => {
+      const raw = settled.get(m.id);
+      return typeof raw === 'number' ? [[m.name, positionToDeg(modelSpec(m.model), raw)]] : [];
+    }),
   );
   const log: MotorLog = {
     motor: motor.name,

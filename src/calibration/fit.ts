@@ -1,3 +1,4 @@
+// Over 400 lines: one motor's fit in its stages and the sigmas they carry, all in one coordinate layout (NAMES, FREE).
 /**
  * The fit of one motor's parameters from its run's log: the forward model (forward.ts) replays the logged commands
  * with candidate parameters; Nelder-Mead minimises the RMS position error, the offset first from the holds. Each

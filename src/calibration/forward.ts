@@ -37,8 +37,9 @@ export async function simulate(
   await sim.open();
   try {
     const ids = config.motors.map((m) => m.id);
+    // Where the run told every joint to be (the goals), the joint under test at its start.
     const pose = new Map(config.motors.map((m) => [m.id, log.pose[m.name]!]));
-    pose.set(log.id, from === 0 ? log.start : log.position[from]!);
+    pose.set(log.id, log.start);
     // Every joint where the run read it as the excitation began (else where it was told to be); from a later
     // sample, the joint under test where it was read then, at rest.
     const at = new Map(config.motors.map((m) => [m.id, log.startReadings?.[m.name] ?? pose.get(m.id)!]));

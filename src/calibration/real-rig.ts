@@ -71,10 +71,12 @@ export function cycleRig(
   return {
     rig,
     rebuild: (log) => {
+      // The log's samples are the run's last reads: a read before them (the settle's, of every joint) is no sample.
+      const first = Math.max(0, readCycles.length - log.t.length);
       // A sample's cycle is the one that sent its writes (the reports count them); one without writes, its read's.
       const cycles: number[] = [];
-      readCycles.forEach((read, k) => {
-        const w = lastWrites[k];
+      readCycles.slice(first).forEach((read, k) => {
+        const w = lastWrites[first + k];
         const c = (w !== undefined ? cycleOfWrite(w) : undefined) ?? read;
         cycles.push(Math.max(c, cycles[k - 1] ?? c));
       });

@@ -31,6 +31,10 @@ describe("a calibration run's rig on the real backend", function () {
       const stop = new AbortController();
       const paced = cycleRig(real, 50, 3, stop.signal)!;
       const rig = paced.rig;
+      // As a run begins: every joint told its pose, a settle, every joint read (no sample of the log).
+      await rig.bus.write('goal_position', new Map([[3, 390]]));
+      await rig.wait(0.3);
+      await rig.bus.read([1, 2, 3, 4, 5, 6], 'present_position');
       await rig.wait(SAMPLE);
       const from = real.cycles;
       for (let k = 0; k < 10; k++) {
@@ -55,6 +59,9 @@ describe("a calibration run's rig on the real backend", function () {
       };
       const rebuilt = paced.rebuild(nominal);
       expect(rebuilt.t.length).to.be.at.least(10);
+      // From the first sample's cycle to the last's: the settle before them is not in it.
+      expect(rebuilt.t.length, 'cycles of the samples only').to.be.at.most(samples);
+      expect(rebuilt.command[0]!.goal).to.equal(400);
       expect([...new Set(rebuilt.command.map((c) => c.goal))]).to.deep.equal(
         nominal.command.map((c) => c.goal),
       );

@@ -83,6 +83,13 @@ export function stuff(body: ArrayLike<number>): number[] {
   return out;
 }
 
+/** Whether `buf` holds FF FF FD FD between `from` and `to`: a stuffed body, which unstuff() changes (else it is as is). */
+function stuffed(buf: Uint8Array, from: number, to: number): boolean {
+  for (let i = from + 3; i < to; i++)
+    if (buf[i] === 0xfd && buf[i - 1] === 0xfd && buf[i - 2] === 0xff && buf[i - 3] === 0xff) return true;
+  return false;
+}
+
 export function unstuff(body: ArrayLike<number>): Uint8Array {
   const out: number[] = [];
   for (let i = 0; i < body.length; i++) {
@@ -219,13 +226,18 @@ type Taken =
   | { packet: Packet; end: number }
   | { badPacket: { id: number; instruction: number }; end: number };
 
+/** No bytes held: shared, as nothing writes into a parser's held bytes. */
+const NOTHING = new Uint8Array(0);
+
 /**
  * Streaming packet parser: feed it whatever the port delivers (split packets, several packets, noise); it returns
  * every complete packet whose checksum/CRC holds and resynchronises on the next header after anything else.
- * `status` says whether it reads status packets (host side) or instruction packets (servo side).
+ * `status` says whether it reads status packets (host side) or instruction packets (servo side). A reply's parse
+ * allocates its packet and a copy of its params, little else: the bus loop parses every cycle, and its garbage is
+ * what stalls it on a small board.
  */
 export class PacketParser {
-  #buf = new Uint8Array(0);
+  #buf = NOTHING;
   readonly issues: ParseIssue[] = [];
 
   constructor(
@@ -235,13 +247,18 @@ export class PacketParser {
 
   /** Drops buffered bytes (before a new transaction, so a late reply cannot be taken for the next one). */
   reset(): void {
-    this.#buf = new Uint8Array(0);
+    this.#buf = NOTHING;
   }
 
+  /** The packets complete with `chunk`; the bytes of one still partial are kept (a copy: `chunk` may be reused). */
   push(chunk: Uint8Array): Packet[] {
-    const buf = new Uint8Array(this.#buf.length + chunk.length);
-    buf.set(this.#buf);
-    buf.set(chunk, this.#buf.length);
+    // A plain view, never a Buffer: a Buffer's slice() is a view too, and the params below must be copies.
+    let buf = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.#buf.length) {
+      buf = new Uint8Array(this.#buf.length + chunk.length);
+      buf.set(this.#buf);
+      buf.set(chunk, this.#buf.length);
+    }
     const out: Packet[] = [];
     let pos = 0;
     for (;;) {
@@ -275,7 +292,7 @@ export class PacketParser {
       out.push(r.packet);
       pos = r.end;
     }
-    this.#buf = buf.slice(pos);
+    this.#buf = pos < buf.length ? buf.slice(pos) : NOTHING;
     return out;
   }
 
@@ -319,7 +336,10 @@ export class PacketParser {
       return this.status || buf[s + 7] === Instruction.status
         ? 'bad'
         : { badPacket: { id: buf[s + 4]!, instruction: buf[s + 7]! }, end };
-    const body = unstuff(buf.subarray(s + 7, end - 2));
+    // A view when nothing was stuffed: the params below are copied out of it.
+    const body = stuffed(buf, s + 7, end - 2)
+      ? unstuff(buf.subarray(s + 7, end - 2))
+      : buf.subarray(s + 7, end - 2);
     const id = buf[s + 4]!;
     const instruction = body[0]!;
     if (this.status) {

@@ -176,8 +176,11 @@ export class BusDriver {
   healthVersion = 0;
   #block: Block | undefined;
   #reads = 0;
-  /** Last good bytes per motor and (address, length): a motor that misses one cycle keeps its previous values. */
-  readonly #last = new Map<number, Map<string, Uint8Array>>();
+  /**
+   * Last good bytes per motor and (address, length), keyed address * 1024 + length (a length is under 1024): a motor
+   * that misses one cycle keeps its previous values.
+   */
+  readonly #last = new Map<number, Map<number, Uint8Array>>();
   /** Last value written per register and motor, sent again when a lost motor comes back. */
   readonly #written = new Map<number, Map<BusRegister, RawValue>>();
 
@@ -503,9 +506,12 @@ export class BusDriver {
       if (!retry.has(id)) failed.delete(id);
     }
     for (const [id, err] of failed) this.#readFailed(id, err);
-    for (const id of out.keys()) await this.#recovered(id);
+    for (const id of out.keys()) {
+      const h = this.health.get(id)!;
+      if (!h.online || h.consecutiveFailures > 0) await this.#recovered(id);
+    }
     for (const id of asked) {
-      const key = `${addressOf(id)}:${length}`;
+      const key = addressOf(id) * 1024 + length;
       let last = this.#last.get(id);
       if (!last) this.#last.set(id, (last = new Map()));
       const fresh = out.get(id);

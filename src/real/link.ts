@@ -131,7 +131,8 @@ export class SerialLink {
           if (p.error) errors.set(p.id, new StatusError(p.id, this.protocol, p.error));
           packets.set(p.id, p);
         }
-        if ([...wanted].every((id) => packets.has(id))) finish();
+        // Only the wanted ids are kept, once each: all are in when the counts meet.
+        if (packets.size === wanted.size) finish();
       };
       this.stats.sent += packet.length;
       if (!this.#port) {

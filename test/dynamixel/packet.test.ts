@@ -134,5 +134,23 @@ describe('Streaming parser', () => {
       const got = [...stream].flatMap((b) => parser.push(Uint8Array.of(b)));
       expect(got.map((p) => p.id)).to.deep.equal([5, 6]);
     });
+
+    it(`protocol ${protocol}: a packet and a partial one keep their bytes when the read buffer is reused`, () => {
+      // As a port reads into one Buffer again and again (a Buffer's slice() is a view, not a copy).
+      const read = Buffer.alloc(64);
+      const whole = encodeStatus(protocol, 5, 0, [1, 2, 3]);
+      const next = encodeStatus(protocol, 6, 0, [4, 5]);
+      const cut = 4;
+      read.set(whole);
+      read.set(next.subarray(0, cut), whole.length);
+      const parser = new PacketParser(protocol, true);
+      const [first] = parser.push(read.subarray(0, whole.length + cut));
+      read.fill(0xee);
+      read.set(next.subarray(cut));
+      const [second] = parser.push(read.subarray(0, next.length - cut));
+      read.fill(0xee);
+      expect([first!.id, ...first!.params]).to.deep.equal([5, 1, 2, 3]);
+      expect([second!.id, ...second!.params]).to.deep.equal([6, 4, 5]);
+    });
   }
 });

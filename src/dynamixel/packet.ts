@@ -90,11 +90,14 @@ function stuffed(buf: Uint8Array, from: number, to: number): boolean {
   return false;
 }
 
+/**
+ * Removes the 0xFD stuff() put after each FF FF FD: the one that follows FF FF FD in the bytes as received (not in
+ * the bytes kept: data FF FF FD FD is sent FF FF FD FD FD, and its own FD stays).
+ */
 export function unstuff(body: ArrayLike<number>): Uint8Array {
   const out: number[] = [];
   for (let i = 0; i < body.length; i++) {
-    const n = out.length;
-    if (body[i] === 0xfd && n >= 3 && out[n - 3] === 0xff && out[n - 2] === 0xff && out[n - 1] === 0xfd)
+    if (i >= 3 && body[i] === 0xfd && body[i - 1] === 0xfd && body[i - 2] === 0xff && body[i - 3] === 0xff)
       continue;
     out.push(body[i]!);
   }

@@ -83,11 +83,20 @@ describe('Dynamixel protocol 2.0 packets', () => {
   it('stuffs FF FF FD in the payload and the parser removes it after checking the CRC', () => {
     expect(stuff([0x03, 0xff, 0xff, 0xfd, 0x01])).to.deep.equal([0x03, 0xff, 0xff, 0xfd, 0xfd, 0x01]);
     expect([...unstuff([0x03, 0xff, 0xff, 0xfd, 0xfd, 0x01])]).to.deep.equal([0x03, 0xff, 0xff, 0xfd, 0x01]);
+    // Data that holds FF FF FD FD itself comes back whole, as every run of FDs after FF FF does.
+    for (const data of [
+      [0xff, 0xff, 0xfd, 0xfd],
+      [0xff, 0xff, 0xfd, 0xfd, 0xfd, 0x01],
+      [0x01, 0xff, 0xff, 0xfd, 0xff, 0xff, 0xfd, 0xfd],
+    ])
+      expect([...unstuff(stuff(data))], show(Uint8Array.from(data))).to.deep.equal(data);
     const packet = instructions.write(2, 3, 0x40, [0xff, 0xff, 0xfd, 0x07]);
     // LEN counts the stuffed byte: 1 inst + 2 addr + 5 data + 2 CRC.
     expect(packet[5]).to.equal(10);
     const [p] = new PacketParser(2, false).push(packet);
     expect([...p!.params]).to.deep.equal([0x40, 0x00, 0xff, 0xff, 0xfd, 0x07]);
+    const [q] = new PacketParser(2, true).push(encodeStatus(2, 3, 0, [0xff, 0xff, 0xfd, 0xfd, 0x02]));
+    expect([...q!.params]).to.deep.equal([0xff, 0xff, 0xfd, 0xfd, 0x02]);
   });
 
   it('decodes the error byte as an error number plus the alert bit', () => {

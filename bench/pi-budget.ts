@@ -707,21 +707,17 @@ export async function runBudget(
           }
         })()
       : Promise.resolve();
+    const restUrl = `${url}/motors/${all[0]!}/registers/present_position/value.json`;
     if (warmS > 0) {
       viewer.start();
-      await restLoad(`${url}/motors/${all[0]!}/registers/present_position/value.json`, warmS, 20);
+      await restLoad(restUrl, warmS, 20);
     }
     const m0 = await get(`${url}/metrics`);
     const cpu0 = groupCpu(confined);
     const twin0 = twinCpu();
     const w0 = performance.now();
     viewer.start();
-    const firstMotor = all[0]!;
-    const rest = await restLoad(
-      `${url}/motors/${firstMotor}/registers/present_position/value.json`,
-      seconds,
-      20,
-    );
+    const rest = await restLoad(restUrl, seconds, 20);
     const m1 = await get(`${url}/metrics`);
     const cpu1 = groupCpu(confined);
     const twin1 = twinCpu();

@@ -83,24 +83,17 @@ export function stuff(body: ArrayLike<number>): number[] {
   return out;
 }
 
-/** Whether `buf` holds FF FF FD FD between `from` and `to`: a stuffed body, which unstuff() changes (else it is as is). */
-function stuffed(buf: Uint8Array, from: number, to: number): boolean {
-  for (let i = from + 3; i < to; i++)
-    if (buf[i] === 0xfd && buf[i - 1] === 0xfd && buf[i - 2] === 0xff && buf[i - 3] === 0xff) return true;
-  return false;
-}
-
 /**
- * Removes the 0xFD stuff() put after each FF FF FD: the one that follows FF FF FD in the bytes as received (not in
- * the bytes kept: data FF FF FD FD is sent FF FF FD FD FD, and its own FD stays).
+ * Whether body[i] is an 0xFD stuff() put there: one that follows FF FF FD in the bytes as received (not in the bytes
+ * kept: data FF FF FD FD is sent FF FF FD FD FD, and its own FD stays).
  */
+const stuffedAt = (body: ArrayLike<number>, i: number): boolean =>
+  i >= 3 && body[i] === 0xfd && body[i - 1] === 0xfd && body[i - 2] === 0xff && body[i - 3] === 0xff;
+
+/** Removes the 0xFD stuff() put after each FF FF FD. */
 export function unstuff(body: ArrayLike<number>): Uint8Array {
   const out: number[] = [];
-  for (let i = 0; i < body.length; i++) {
-    if (i >= 3 && body[i] === 0xfd && body[i - 1] === 0xfd && body[i - 2] === 0xff && body[i - 3] === 0xff)
-      continue;
-    out.push(body[i]!);
-  }
+  for (let i = 0; i < body.length; i++) if (!stuffedAt(body, i)) out.push(body[i]!);
   return Uint8Array.from(out);
 }
 
@@ -255,13 +248,14 @@ export class PacketParser {
 
   /** The packets complete with `chunk`; the bytes of one still partial are kept (a copy: `chunk` may be reused). */
   push(chunk: Uint8Array): Packet[] {
-    // A plain view, never a Buffer: a Buffer's slice() is a view too, and the params below must be copies.
-    let buf = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    // The held bytes and the chunk, or the chunk where it lies as a plain view: a Buffer's slice() would be a view
+    // too, and the params below must be copies.
+    let buf: Uint8Array;
     if (this.#buf.length) {
       buf = new Uint8Array(this.#buf.length + chunk.length);
       buf.set(this.#buf);
       buf.set(chunk, this.#buf.length);
-    }
+    } else buf = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const out: Packet[] = [];
     let pos = 0;
     for (;;) {
@@ -340,9 +334,13 @@ export class PacketParser {
         ? 'bad'
         : { badPacket: { id: buf[s + 4]!, instruction: buf[s + 7]! }, end };
     // A view when nothing was stuffed: the params below are copied out of it.
-    const body = stuffed(buf, s + 7, end - 2)
-      ? unstuff(buf.subarray(s + 7, end - 2))
-      : buf.subarray(s + 7, end - 2);
+    const raw = buf.subarray(s + 7, end - 2);
+    let body: Uint8Array = raw;
+    for (let i = 3; i < raw.length; i++)
+      if (stuffedAt(raw, i)) {
+        body = unstuff(raw);
+        break;
+      }
     const id = buf[s + 4]!;
     const instruction = body[0]!;
     if (this.status) {

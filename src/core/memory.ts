@@ -17,9 +17,15 @@ export const YOUNG_GENERATION_CAP = '--max-semi-space-size=1';
 /**
  * The bus process's Node flags, whatever the machine: its heap is a few MB. V8's new space grown to 16 MB and four
  * GC and compiler threads cost it 14-16 MB of RSS for nothing; one thread is kept so that its GC still marks beside
- * the loop (`--single-threaded` put the loop's p99 lateness at 20-50 ms where it was 2-10).
+ * the loop (`--single-threaded` put the loop's p99 lateness at 20-50 ms where it was 2-10). A cycle's objects die
+ * young, yet V8 pretenured their allocation sites: the old space grew 230 KB/s and a mark-compact stalled the loop
+ * every 35 s; without pretenuring it grows 10 KB/s (docs/decisions/0078-no-pretenuring-in-the-bus-process.md).
  */
-export const BUS_PROCESS_NODE_FLAGS: readonly string[] = [YOUNG_GENERATION_CAP, '--v8-pool-size=1'];
+export const BUS_PROCESS_NODE_FLAGS: readonly string[] = [
+  YOUNG_GENERATION_CAP,
+  '--v8-pool-size=1',
+  '--no-allocation-site-pretenuring',
+];
 
 /** Node flags for the server on a machine with `totalBytes` of RAM (the service's unit is written with them). */
 export function serverNodeFlags(totalBytes = os.totalmem()): string[] {

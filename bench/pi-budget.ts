@@ -1,12 +1,13 @@
 /**
- * `npm run bench -- pi-budget [ergo-jr|torso ...] [share ...] [camera]` (issue 46): a `--backend=real --shadow`
+ * `npm run bench -- pi-budget [ergo-jr|torso ...] [share ...] [camera] [calibrated]` (issue 46): a `--backend=real --shadow`
  * server on the bus emulator, every process of it (the server, the bus process, the twin on the server's thread,
  * ffmpeg with the camera) confined to the CPU share of one Raspberry Pi core by a cgroup's CPU quota (where no cgroup
  * is writable, or with BENCH_PI_FALLBACK=1: taskset and a SIGSTOP/SIGCONT duty cycle, bench/duty-cycle.ts); the emulator
  * (the servos) and the load (a 30 Hz web view on /stream/state, REST reads at a fixed rate) run outside it.
  * Prints the bus loop's rate and p99 lateness (GET /metrics), the twin's real-time factor (its clock over the wall's),
  * REST p99, and the RSS of each process of the group. `camera`: the Ergo Jr with `--camera=lavfi:testsrc` too, frames
- * pulled, for its memory (item 4). How the shares are chosen: piShares() below and bench/README.md.
+ * pulled, for its memory (item 4). `calibrated`: calibrated shadow mode (calibratedRig). How the shares are chosen:
+ * piShares() below and bench/README.md.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import {
   closeSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readFileSync,
   readSync,
@@ -26,6 +28,9 @@ import path from 'node:path';
 import { DutyCycleThrottle, processTree } from './duty-cycle.ts';
 import { startEmulatorProcess, stop } from './real.ts';
 import { openViewers } from './ui.ts';
+import { drawTrueParams } from '../src/calibration/truth.ts';
+import { saveCalibration } from '../src/config/calibration.ts';
+import { loadRobotConfig } from '../src/config/robot-config.ts';
 import { serverNodeFlags } from '../src/core/memory.ts';
 import { TWIN_PROBE_THREAD_NAME, TWIN_THREAD_NAME } from '../src/shadow/twin-engine.ts';
 
@@ -302,6 +307,8 @@ export interface BudgetRow {
   /** How the share was imposed: a cgroup, or taskset and the duty cycle. */
   readonly how: string;
   readonly camera: boolean;
+  /** Calibrated shadow mode (the `calibrated` argument): the fit's figures and bands in the twin. */
+  readonly calibrated: boolean;
   readonly startS: number;
   readonly loopHz: number;
   readonly p99LateMs: number;
@@ -648,12 +655,28 @@ const MOTORS: Record<string, { all: string[]; swing: [string, number, number][] 
   },
 };
 
+/**
+ * Calibrated shadow mode: the emulator's servos drawn with seed 2 (src/calibration/truth.ts) and the server loading
+ * the fit of those servos that the shadow tests use, so the twin runs the fitted figures and the bands from its fit.
+ */
+const CALIBRATION_SEED = 2;
+const calibrationFixture = (robot: string) =>
+  path.join(ROOT, `test/shadow/fixtures/${robot}-seed-${CALIBRATION_SEED}.calibration.json`);
+
+async function calibratedRig(robot: string): Promise<{ emulator: string[]; server: string[] }> {
+  const config = await loadRobotConfig(robot);
+  const truth = path.join(mkdtempSync(path.join(os.tmpdir(), 'pi-budget-')), 'servos.json');
+  await saveCalibration(truth, drawTrueParams(config, CALIBRATION_SEED));
+  return { emulator: ['--servo-params', truth], server: [`--calibration=${calibrationFixture(robot)}`] };
+}
+
 export async function runBudget(
   robot: string,
   share: number,
   seconds: number,
   camera: boolean,
   periodUs?: number,
+  calibrated = false,
 ): Promise<BudgetRow> {
   const ctl = process.env.BENCH_PI_FALLBACK ? undefined : cpuController();
   let confined: Confinement;
@@ -665,7 +688,8 @@ export async function runBudget(
     console.log(`      no cgroup to confine to (${(err as Error).message}): taskset + SIGSTOP/SIGCONT`);
     confined = dutyCycleConfinement(share, periodUs);
   }
-  const emulator = await startEmulatorProcess(robot);
+  const rig = calibrated ? await calibratedRig(robot) : { emulator: [], server: [] };
+  const emulator = await startEmulatorProcess(robot, rig.emulator);
   // As the servos: ahead of the server's processes and of other sessions' real-time ones (best effort).
   spawnSync('chrt', ['-f', '-p', '30', String(emulator.child.pid)], { stdio: 'ignore' });
   const started = performance.now();
@@ -676,6 +700,7 @@ export async function runBudget(
       '--shadow',
       `--robot=${robot}`,
       `--serial=${emulator.device}`,
+      ...rig.server,
       // BENCH_PI_CAMERA: another capture (`gst:videotestsrc is-live=true`, GStreamer's) than ffmpeg's test source.
       ...(camera ? [`--camera=${process.env.BENCH_PI_CAMERA ?? 'lavfi:testsrc'}`] : []),
       // BENCH_PI_TWIN_HZ: the twin at a set rate instead of the one chosen at start (--shadow-physics-hz).
@@ -752,6 +777,7 @@ export async function runBudget(
       periodUs: confined.periodUs,
       how: confined.how,
       camera,
+      calibrated,
       startS,
       loopHz: cycles / wall,
       p99LateMs: histogramPercentile(lateness(m0), lateness(m1), 99) * 1000,
@@ -785,7 +811,7 @@ export function printBudget(r: BudgetRow): void {
   const pssSum = r.rss.reduce((s, p) => s + p.pssMb, 0);
   const ok = (b: boolean) => (b ? 'ok  ' : 'MISS');
   console.log(
-    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow, ${(r.share * 100).toFixed(1)} % of one core (${r.how})`,
+    `\n  ${r.robot}${r.camera ? ' + camera' : ''}, --shadow${r.calibrated ? ' --calibration' : ''}, ${(r.share * 100).toFixed(1)} % of one core (${r.how})`,
   );
   console.log(`      ${r.physicsLine}`);
   console.log(`      ${r.twinLine}`);
@@ -833,7 +859,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv.includes('pi
   if (robots.length || !args.includes('camera'))
     for (const robot of robots.length ? robots : ['ergo-jr', 'torso'])
       for (const share of shares.length ? shares : [s.pi3bPlus, s.pi4])
-        printBudget(await runBudget(robot, share, seconds, false, periodUs));
+        printBudget(await runBudget(robot, share, seconds, false, periodUs, args.includes('calibrated')));
   if (args.includes('camera'))
     printBudget(
       await runBudget('ergo-jr', Number(process.env.BENCH_PI_CAMERA_SHARE ?? 0.5), seconds, true, periodUs),

@@ -65,11 +65,18 @@ export interface RealBenchResult {
   readonly rest: RestRate[];
 }
 
-export async function startEmulatorProcess(robot: string): Promise<{ child: ChildProcess; device: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/main.ts', '--robot', robot], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startEmulatorProcess(
+  robot: string,
+  args: readonly string[] = [],
+): Promise<{ child: ChildProcess; device: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/emulator/main.ts', '--robot', robot, ...args],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const device = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

@@ -20,6 +20,7 @@ import {
   readFileSync,
   readSync,
   readdirSync,
+  rmSync,
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
@@ -663,11 +664,12 @@ const CALIBRATION_SEED = 2;
 const calibrationFixture = (robot: string) =>
   path.join(ROOT, `test/shadow/fixtures/${robot}-seed-${CALIBRATION_SEED}.calibration.json`);
 
-async function calibratedRig(robot: string): Promise<{ emulator: string[]; server: string[] }> {
+async function calibratedRig(robot: string): Promise<{ emulator: string[]; server: string[]; dir?: string }> {
   const config = await loadRobotConfig(robot);
-  const truth = path.join(mkdtempSync(path.join(os.tmpdir(), 'pi-budget-')), 'servos.json');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pi-budget-'));
+  const truth = path.join(dir, 'servos.json');
   await saveCalibration(truth, drawTrueParams(config, CALIBRATION_SEED));
-  return { emulator: ['--servo-params', truth], server: [`--calibration=${calibrationFixture(robot)}`] };
+  return { emulator: ['--servo-params', truth], server: [`--calibration=${calibrationFixture(robot)}`], dir };
 }
 
 export async function runBudget(
@@ -688,7 +690,9 @@ export async function runBudget(
     console.log(`      no cgroup to confine to (${(err as Error).message}): taskset + SIGSTOP/SIGCONT`);
     confined = dutyCycleConfinement(share, periodUs);
   }
-  const rig = calibrated ? await calibratedRig(robot) : { emulator: [], server: [] };
+  const rig: Awaited<ReturnType<typeof calibratedRig>> = calibrated
+    ? await calibratedRig(robot)
+    : { emulator: [], server: [] };
   const emulator = await startEmulatorProcess(robot, rig.emulator);
   // As the servos: ahead of the server's processes and of other sessions' real-time ones (best effort).
   spawnSync('chrt', ['-f', '-p', '30', String(emulator.child.pid)], { stdio: 'ignore' });
@@ -768,9 +772,9 @@ export async function runBudget(
     await swinging;
     await pulling;
     if (camera) console.log(`      camera frames pulled: ${frames}`);
-    const cycles =
-      metric(m1, 'poppy_bus_loop_lateness_seconds_count') -
-      metric(m0, 'poppy_bus_loop_lateness_seconds_count');
+    // A counter's growth between the scrapes.
+    const delta = (name: string) => metric(m1, name) - metric(m0, name);
+    const cycles = delta('poppy_bus_loop_lateness_seconds_count');
     return {
       robot,
       share,
@@ -782,11 +786,10 @@ export async function runBudget(
       loopHz: cycles / wall,
       p99LateMs: histogramPercentile(lateness(m0), lateness(m1), 99) * 1000,
       lateCounts: lateCounts(lateness(m0), lateness(m1)),
-      busTransactions:
-        metric(m1, 'poppy_bus_transactions_total') - metric(m0, 'poppy_bus_transactions_total'),
-      busTimeouts: metric(m1, 'poppy_bus_timeouts_total') - metric(m0, 'poppy_bus_timeouts_total'),
-      twinRtf: (metric(m1, 'poppy_shadow_twin_seconds') - metric(m0, 'poppy_shadow_twin_seconds')) / wall,
-      reanchored: metric(m1, 'poppy_shadow_reanchored_total') - metric(m0, 'poppy_shadow_reanchored_total'),
+      busTransactions: delta('poppy_bus_transactions_total'),
+      busTimeouts: delta('poppy_bus_timeouts_total'),
+      twinRtf: delta('poppy_shadow_twin_seconds') / wall,
+      reanchored: delta('poppy_shadow_reanchored_total'),
       restP99Ms: rest.p99,
       restRps: rest.rps,
       viewerHz: viewerFrames / wall,
@@ -802,6 +805,7 @@ export async function runBudget(
   } finally {
     if (server) await stop(server.child);
     await stop(emulator.child);
+    if (rig.dir) rmSync(rig.dir, { recursive: true, force: true });
     await confined.close();
   }
 }

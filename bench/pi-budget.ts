@@ -590,6 +590,11 @@ async function startConfinedServer(
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out.slice(-2000)}`)));
     setTimeout(() => reject(new Error(`no answer in 180 s: ${out.slice(-2000)}`)), 180_000).unref();
   });
+  // A server that ends during the run says why: the figures after it would be of nothing.
+  child.once('exit', (code, signal) => {
+    if (!stopping.has(child))
+      console.error(`server exited (${signal ?? code}) during the run: ${out.slice(-3000)}`);
+  });
   // Its thread and its rate, each a line of the start's.
   const twinLine =
     [...out.matchAll(/shadow twin: physics[^"\n]*/g)].map((m) => m[0]).join('\n      ') ||
@@ -597,6 +602,9 @@ async function startConfinedServer(
   const memoryLine = /memory: [^"\n]*/.exec(out)?.[0] ?? 'no memory line';
   return { child, url: `http://127.0.0.1:${port}`, line, twinLine, memoryLine };
 }
+
+/** The servers the bench itself stops (their exit is not news). */
+const stopping = new WeakSet<ChildProcess>();
 
 async function get(url: string): Promise<string> {
   const res = await fetch(url);
@@ -729,10 +737,14 @@ export async function runBudget(
     // One viewer at 30 Hz on /stream/state in its own process.
     const viewer = await openViewers(url, 1, 30);
     let moving = true;
+    const gotoFailures: string[] = [];
     const swinging = (async () => {
       for (let i = 0; moving; i++) {
         const [m, position, duration] = motors.swing[i % motors.swing.length]!;
-        await post(`${url}/motors/${m}/goto.json`, { position, duration });
+        // A goto the server drops is reported at the end, not the bench's end (its groups would stay behind).
+        await post(`${url}/motors/${m}/goto.json`, { position, duration }).catch((err: Error) => {
+          gotoFailures.push(`${m}: ${err.message} (${String((err.cause as Error | undefined)?.message)})`);
+        });
         await sleep(duration * 1000 + 200);
       }
     })();
@@ -772,6 +784,8 @@ export async function runBudget(
     await swinging;
     await pulling;
     if (camera) console.log(`      camera frames pulled: ${frames}`);
+    if (gotoFailures.length)
+      console.log(`      gotos failed: ${gotoFailures.length}, the first ${gotoFailures[0]}`);
     // A counter's growth between the scrapes.
     const delta = (name: string) => metric(m1, name) - metric(m0, name);
     const cycles = delta('poppy_bus_loop_lateness_seconds_count');
@@ -803,7 +817,10 @@ export async function runBudget(
       memoryLine: server.memoryLine,
     };
   } finally {
-    if (server) await stop(server.child);
+    if (server) {
+      stopping.add(server.child);
+      await stop(server.child);
+    }
     await stop(emulator.child);
     if (rig.dir) rmSync(rig.dir, { recursive: true, force: true });
     await confined.close();

@@ -103,17 +103,25 @@ if (process.argv.includes('guard')) {
   );
   process.exit(0);
 }
-/** BENCH_SHADOW_HZ: the twin's physics rate in the shadow soaks (default 500 Hz; decisions/0076 tried 400). */
-const shadowHz = () => (process.env.BENCH_SHADOW_HZ ? Number(process.env.BENCH_SHADOW_HZ) : undefined);
+/**
+ * BENCH_SHADOW_HZ and BENCH_SHADOW_ITERATIONS: the twin's physics rate and solver iterations in the shadow soaks
+ * (default 500 Hz, 4; decisions/0076 tried 400 Hz, 0079 two iterations).
+ */
+const shadowPhysics = () => ({
+  physicsHz: process.env.BENCH_SHADOW_HZ ? Number(process.env.BENCH_SHADOW_HZ) : undefined,
+  solverIterations: process.env.BENCH_SHADOW_ITERATIONS
+    ? Number(process.env.BENCH_SHADOW_ITERATIONS)
+    : undefined,
+});
 /**
  * `npm run bench -- shadow-soak [ergo-jr|torso]`: the no-false-alarm soak of issue 29, BENCH_SOAK_SECONDS long
- * (default 600) per robot (both unless one is named); BENCH_SHADOW_HZ the twin's rate.
+ * (default 600) per robot (both unless one is named); BENCH_SHADOW_HZ and BENCH_SHADOW_ITERATIONS the twin's physics.
  */
 if (process.argv.includes('shadow-soak')) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
   for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
-    const r = await runShadowSoak(robot, seconds, shadowHz());
+    const r = await runShadowSoak(robot, seconds, shadowPhysics());
     const w = r.worst;
     console.log(
       `shadow soak ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos, a replay both ways, a primitive, a hand move): ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,
@@ -137,7 +145,7 @@ if (process.argv.includes('shadow-held')) {
       servoParams: process.env.BENCH_HELD_SERVOS,
       calibration: process.env.BENCH_HELD_CALIBRATION,
       shadowLog: process.env.BENCH_HELD_LOG,
-      physicsHz: shadowHz(),
+      ...shadowPhysics(),
     });
     console.log(
       `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,

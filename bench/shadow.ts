@@ -138,12 +138,16 @@ export interface SoakResult {
  * a stop at 40 degrees, as a hand holds it there) then made stiff again, with 5 % of the replies dropped. Returns the events raised (the goal is none) and the largest
  * error against its band, sampled every 40 ms.
  */
-export async function runShadowSoak(robot: string, seconds: number, physicsHz?: number): Promise<SoakResult> {
+export async function runShadowSoak(
+  robot: string,
+  seconds: number,
+  physics: { physicsHz?: number; solverIterations?: number } = {},
+): Promise<SoakResult> {
   const plan = SOAK[robot];
   if (!plan) throw new Error(`no soak for ${robot} (ergo-jr, torso)`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-soak-'));
   const records = path.join(tmp, 'records');
-  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: records, physicsHz });
+  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: records, ...physics });
   const call = async (method: string, p: string, body?: unknown) => {
     const res = await rig.call(method, p, body);
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -214,7 +218,13 @@ export async function runShadowHeld(
   robot: string,
   seconds: number,
   /** The emulator's servos (--servo-params) and the twin's calibration (--calibration), files. */
-  servos: { servoParams?: string; calibration?: string; shadowLog?: string; physicsHz?: number } = {},
+  servos: {
+    servoParams?: string;
+    calibration?: string;
+    shadowLog?: string;
+    physicsHz?: number;
+    solverIterations?: number;
+  } = {},
 ): Promise<HeldSoak & { robot: string; deadBands: Record<string, number> }> {
   const plan = [ERGO_JR_HELD, TORSO_HELD].find((p) => p.robot === robot);
   if (!plan) throw new Error(`no held plan for ${robot} (ergo-jr, torso)`);

@@ -103,6 +103,8 @@ export interface ServerOptions {
   readonly shadow?: boolean;
   /** With shadow: the twin's physics rate, Hz, or 'auto' (default): chosen from a step's cost here. */
   readonly shadowPhysicsHz?: number | 'auto';
+  /** With shadow and a rate set (not 'auto'): the twin's solver iterations a step (tests, benches; default 4). */
+  readonly shadowSolverIterations?: number;
   /** With shadow: where the twin's physics runs; 'auto' chooses by the machine's cores; default this thread. */
   readonly shadowThread?: ShadowThreadFlag;
   /** With shadow: predict each goto, multi-goto and IK goto and refuse (409) one that collides. */
@@ -215,15 +217,19 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const log = (line: string, level: 'warn' | 'info' = 'info') => logger[level](line);
   const shadowing = opts.backend === 'real' && (opts.shadow ?? config.shadow);
   const twinThread = shadowing ? chooseTwinThread(opts.shadowThread, log) : undefined;
-  const stepS = shadowing
+  const twinSetting = shadowing
     ? await twinStep({
         config,
         urdf,
         servoParams,
         hz: opts.shadowPhysicsHz,
+        iterations: opts.shadowSolverIterations,
         log,
         measure:
-          twinThread === 'worker' ? () => measureStepCostInWorker({ config, urdf, servoParams }) : undefined,
+          twinThread === 'worker'
+            ? ({ solverIterations }) =>
+                measureStepCostInWorker({ config, urdf, servoParams, solverIterations })
+            : undefined,
         ownCore: twinThread === 'worker',
       })
     : undefined;
@@ -237,13 +243,14 @@ export async function createRobotServer(opts: ServerOptions): Promise<RobotServe
   const real = backend instanceof RealBackend ? backend : undefined;
   // The twin taps the real backend before the Robot's start-up writes, so it takes them too.
   const shadow =
-    real && stepS
+    real && twinSetting
       ? new ShadowTwin({
           config,
           urdf,
           real,
           servoParams,
-          stepS,
+          stepS: twinSetting.stepS,
+          solverIterations: twinSetting.solverIterations,
           thread: twinThread,
           firmware: opts.guard,
           deadBands: calibration && calibratedDeadBands(calibration.calibration),

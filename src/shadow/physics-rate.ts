@@ -8,6 +8,7 @@ import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { degToPosition, positionToDeg } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
+import { DEFAULT_SOLVER_ITERATIONS } from '../sim/build-world.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 
 /**
@@ -28,20 +29,37 @@ export const TWIN_CPU_SHARE = 0.2;
 export const TWIN_WARN_SHARE = 0.5;
 /**
  * A twin in a worker thread has a core to itself (on a Pi, one of four): the share of that core its steps may take,
- * the rest for its messages and its collector. Its steps: 500 Hz, else 400 Hz where 500 would not fit that core (the
- * Torso on a Pi 3B+). At 400 Hz the Torso's shadow tests and ten-minute soaks raised no event; the Ergo Jr's tests
- * one false `offset` on m2, which a Pi 3B+ runs at 500 Hz (decisions/0061, 0076).
+ * the rest for its messages, its collector and the probe's error. Steps that the probe read at 88 % of a Pi 3B+
+ * core saturated the Torso's thread there (decisions/0076, 0079).
  */
-export const OWN_CORE_CPU_SHARE = 0.85;
-export const OWN_CORE_STEPS_S = [0.002, 0.0025] as const;
+export const OWN_CORE_CPU_SHARE = 0.75;
+/** The solver's iterations a step, each a substep in Rapier 0.20: the sim's and the emulator's. */
+export const SOLVER_ITERATIONS = DEFAULT_SOLVER_ITERATIONS;
+/** The fewer a twin on a small core may take: its steps a third cheaper (decisions/0079). */
+export const LEAN_SOLVER_ITERATIONS = 2;
+/**
+ * A twin on a core of its own, finest first: 500 Hz with the sim's four substeps; else 500 Hz with two where four
+ * would not fit that core (a step 1.4x cheaper, its soak against the emulator as quiet); else 400 Hz with two (the
+ * Torso on a Pi 3B+), said that it may fall behind when even that does not fit (decisions/0079).
+ */
+export const OWN_CORE_SETTINGS: readonly TwinSetting[] = [
+  { stepS: 0.002, solverIterations: SOLVER_ITERATIONS },
+  { stepS: 0.002, solverIterations: LEAN_SOLVER_ITERATIONS },
+  { stepS: 0.0025, solverIterations: LEAN_SOLVER_ITERATIONS },
+];
+
+export interface TwinSetting {
+  /** The twin's step, s. */
+  readonly stepS: number;
+  /** The solver's iterations (substeps) a step. */
+  readonly solverIterations: number;
+}
 
 /** Steps timed at start: about 0.3 s of the moving robot in chunks, after as many to warm the code up. */
 const PROBE_STEPS = 150;
 const PROBE_CHUNK_STEPS = 15;
 
-export interface TwinPhysics {
-  /** The twin's step, s. */
-  readonly stepS: number;
+export interface TwinPhysics extends TwinSetting {
   /** What a step of the moving robot cost when measured, ms (undefined: set by the flag, not measured). */
   readonly stepCostMs?: number;
   /** The share of the CPU the twin's steps take at that step (undefined: not measured). */
@@ -58,13 +76,45 @@ export function chooseTwinStep(
 ): TwinPhysics {
   const fits = steps.find((s) => stepCostMs / (s * 1000) <= share);
   const stepS = fits ?? steps.at(-1)!;
-  return { stepS, stepCostMs, share: stepCostMs / (stepS * 1000), over: fits === undefined };
+  return {
+    stepS,
+    solverIterations: SOLVER_ITERATIONS,
+    stepCostMs,
+    share: stepCostMs / (stepS * 1000),
+    over: fits === undefined,
+  };
+}
+
+/**
+ * The first of `settings` (finest first) whose step, at the cost `costMs` gives for its solver iterations (ms, asked
+ * for only as needed: each is a probe), stays within `share` of a core; the last when none does.
+ */
+export async function chooseTwinSetting(
+  costMs: (solverIterations: number) => Promise<number>,
+  share = OWN_CORE_CPU_SHARE,
+  settings: readonly TwinSetting[] = OWN_CORE_SETTINGS,
+): Promise<TwinPhysics & { readonly costs: ReadonlyMap<number, number> }> {
+  const costs = new Map<number, number>();
+  const costOf = async (iterations: number) => {
+    if (!costs.has(iterations)) costs.set(iterations, await costMs(iterations));
+    return costs.get(iterations)!;
+  };
+  for (const setting of settings) {
+    const cost = await costOf(setting.solverIterations);
+    const taken = cost / (setting.stepS * 1000);
+    if (taken <= share) return { ...setting, stepCostMs: cost, share: taken, over: false, costs };
+  }
+  const last = settings.at(-1)!;
+  const cost = costs.get(last.solverIterations)!;
+  return { ...last, stepCostMs: cost, share: cost / (last.stepS * 1000), over: true, costs };
 }
 
 export interface ProbeOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
+  /** The solver's iterations a step (default SOLVER_ITERATIONS). */
+  readonly solverIterations?: number;
   /** Milliseconds, monotonic (default performance.now; tests script it). */
   readonly now?: () => number;
 }
@@ -81,6 +131,7 @@ export async function measureStepCost(opts: ProbeOptions): Promise<number> {
     urdf: opts.urdf,
     speed: 'manual',
     dt: TWIN_STEPS_S[0],
+    solverIterations: opts.solverIterations,
     restWhenStill: false,
     servoParams: opts.servoParams,
   });
@@ -120,25 +171,28 @@ const percent = (share: number) => `${Math.round(share * 100)} %`;
 
 /**
  * The twin's physics: `hz` from the flag, measured and chosen for 'auto' (the command line's default), the finest
- * step when not given (a server made in code: tests stay deterministic); with the one line that says so.
+ * step when not given (a server made in code: tests stay deterministic); with the one line that says so. `probe`
+ * times a step with the solver iterations it is given.
  */
 export async function twinPhysics(
   hz: number | 'auto' | undefined,
-  probe: () => Promise<number>,
+  probe: (solverIterations: number) => Promise<number>,
   ownCore = false,
+  solverIterations = SOLVER_ITERATIONS,
 ): Promise<{ physics: TwinPhysics; line: string }> {
+  const substeps = solverIterations === SOLVER_ITERATIONS ? '' : ` with ${solverIterations} solver substeps`;
   if (hz === undefined) {
-    const physics = { stepS: TWIN_STEPS_S[0], over: false };
-    return { physics, line: `shadow twin: physics at ${TWIN_PHYSICS_HZ[0]} Hz (the default)` };
+    const physics = { stepS: TWIN_STEPS_S[0], solverIterations, over: false };
+    return { physics, line: `shadow twin: physics at ${TWIN_PHYSICS_HZ[0]} Hz${substeps} (the default)` };
   }
   if (hz !== 'auto') {
-    const physics = { stepS: 1 / hz, over: false };
+    const physics = { stepS: 1 / hz, solverIterations, over: false };
     const coarse =
       hz < TWIN_PHYSICS_HZ[0]! ? `, less faithful than ${TWIN_PHYSICS_HZ[0]} Hz (docs/shadow.md)` : '';
-    return { physics, line: `shadow twin: physics at ${hz} Hz (--shadow-physics-hz${coarse})` };
+    return { physics, line: `shadow twin: physics at ${hz} Hz${substeps} (--shadow-physics-hz${coarse})` };
   }
-  if (ownCore) return ownCorePhysics(await probe());
-  const physics = chooseTwinStep(await probe());
+  if (ownCore) return ownCorePhysics(await chooseTwinSetting(probe));
+  const physics = chooseTwinStep(await probe(SOLVER_ITERATIONS));
   const cost = costText(physics.stepCostMs!);
   const over =
     physics.share! > TWIN_WARN_SHARE
@@ -151,42 +205,60 @@ export async function twinPhysics(
   };
 }
 
-/** The choice and its line for a twin on a core of its own (OWN_CORE_STEPS_S within OWN_CORE_CPU_SHARE). */
-function ownCorePhysics(stepCostMs: number): { physics: TwinPhysics; line: string } {
-  const physics = chooseTwinStep(stepCostMs, OWN_CORE_CPU_SHARE, OWN_CORE_STEPS_S);
+/**
+ * The line for a twin on a core of its own (chooseTwinSetting): its rate and substeps, what a step costs and the share
+ * of the core it takes, and when it is not the finest setting what the finer ones would have taken.
+ */
+function ownCorePhysics(physics: TwinPhysics & { readonly costs: ReadonlyMap<number, number> }): {
+  physics: TwinPhysics;
+  line: string;
+} {
+  const finest = OWN_CORE_SETTINGS[0]!;
   const hz = Math.round(1 / physics.stepS);
-  const finest = OWN_CORE_STEPS_S[0];
-  const costs = `a step costs ${costText(stepCostMs)} ms`;
-  const coarser =
-    physics.stepS === finest
-      ? `${costs}, ${percent(physics.share!)} of its core`
-      : `${costs}: ${Math.round(1 / finest)} Hz would take ${percent(stepCostMs / (finest * 1000))} of its core; ` +
-        `less faithful than ${Math.round(1 / finest)} Hz`;
-  const over = physics.over
-    ? `; its steps take ${percent(physics.share!)} of its core: it may fall behind the robot`
-    : '';
-  const see = physics.stepS === finest && !over ? '' : ' (docs/shadow.md, "Its physics rate")';
-  return { physics, line: `shadow twin: physics at ${hz} Hz on this machine (${coarser})${over}${see}` };
+  const finestHz = Math.round(1 / finest.stepS);
+  const lean = physics.solverIterations !== finest.solverIterations;
+  const cost = physics.stepCostMs!;
+  const atFinest = (ms: number) => percent(ms / (finest.stepS * 1000));
+  const parts = [`a step costs ${costText(cost)} ms, ${percent(physics.share!)} of its core`];
+  if (hz !== finestHz) parts.push(`${finestHz} Hz would take ${atFinest(cost)}`);
+  if (lean) {
+    const full = physics.costs.get(finest.solverIterations)!;
+    parts.push(
+      `with ${finest.solverIterations} substeps ${costText(full)} ms, ${atFinest(full)} at ${finestHz} Hz`,
+    );
+  }
+  const fidelity = hz !== finestHz ? `; less faithful than ${finestHz} Hz` : '';
+  const over = physics.over ? ': it may fall behind the robot' : '';
+  const see = hz === finestHz && !lean ? '' : ' (docs/shadow.md, "Its physics rate")';
+  const substeps = lean ? ` with ${physics.solverIterations} solver substeps` : '';
+  const { costs: _, ...chosen } = physics;
+  return {
+    physics: chosen,
+    line: `shadow twin: physics at ${hz} Hz${substeps} on this machine (${parts.join('; ')}${fidelity})${over}${see}`,
+  };
 }
 
 /**
- * The twin's step (s) for the server: from `hz`, else measured by `measure` (default here, on this thread); logs the
- * line that says which.
+ * The twin's step and solver iterations for the server: from `hz`, else measured by `measure` (default here, on this
+ * thread); logs the line that says which.
  */
 export async function twinStep(
   opts: ProbeOptions & {
     readonly hz?: number | 'auto';
+    /** The solver iterations with a rate set or none (a server made in code); 'auto' chooses its own. */
+    readonly iterations?: number;
     readonly log: (line: string) => void;
     readonly measure?: (probe: ProbeOptions) => Promise<number>;
     /** The twin runs in a worker thread, a core to itself (OWN_CORE_CPU_SHARE). */
     readonly ownCore?: boolean;
   },
-): Promise<number> {
+): Promise<TwinSetting> {
   const { physics, line } = await twinPhysics(
     opts.hz,
-    () => (opts.measure ?? measureStepCost)(opts),
+    (solverIterations) => (opts.measure ?? measureStepCost)({ ...opts, solverIterations }),
     opts.ownCore,
+    opts.iterations,
   );
   opts.log(line);
-  return physics.stepS;
+  return { stepS: physics.stepS, solverIterations: physics.solverIterations };
 }

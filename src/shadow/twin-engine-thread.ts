@@ -10,6 +10,7 @@ import type { BusRegister, RawValue } from '../dynamixel/registers.ts';
 import { entryModule } from '../core/entry.ts';
 import { workerBoot } from '../core/ts-worker.ts';
 import { settleWithin } from '../core/settle.ts';
+import { DEFAULT_SOLVER_ITERATIONS } from '../sim/build-world.ts';
 import type { ProbeOptions } from './physics-rate.ts';
 import type { ById, TwinCycleInput, TwinCycleOutput, TwinEngine, TwinEngineSetup } from './twin-engine.ts';
 
@@ -94,6 +95,8 @@ export async function measureStepCostInWorker(probe: StepProbeData['probe']): Pr
 
 export class ThreadTwinEngine implements TwinEngine {
   readonly stepS: number;
+  /** As the setup gives them to the worker's world (its default the sim's). */
+  readonly solverIterations: number;
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   #nextId = 1;
@@ -103,6 +106,7 @@ export class ThreadTwinEngine implements TwinEngine {
   /** `stepS` must be given: the worker's world takes it, and the server needs it before the world opens. */
   constructor(setup: TwinEngineSetup & { readonly stepS: number }) {
     this.stepS = setup.stepS;
+    this.solverIterations = setup.solverIterations ?? DEFAULT_SOLVER_ITERATIONS;
     this.#worker = new Worker(workerBoot(ENTRY), { eval: true, execArgv: [], workerData: setup });
     this.#worker.unref(); // never keeps the process alive on its own
     this.#worker.on('message', (res: EngineResponse) => {

@@ -42,6 +42,8 @@ export interface TwinEngineSetup {
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
   /** The physics step, s (default the sim's). */
   readonly stepS?: number;
+  /** The solver's iterations a step (default the sim's). */
+  readonly solverIterations?: number;
   /** Answer the servos' firmware states with every cycle (the guard starts its predictions from them). */
   readonly firmware?: boolean;
   /** Answer the commands a cycle log records (torque limit besides goal and torque). */
@@ -96,6 +98,8 @@ export interface TwinCycleOutput {
 export interface TwinEngine {
   /** The physics step, s. */
   readonly stepS: number;
+  /** The solver's iterations a step. */
+  readonly solverIterations: number;
   /** Opens the world in the measured pose (raw degrees by id). */
   open(pose: ById<number>): Promise<void>;
   /**
@@ -132,6 +136,7 @@ export class LocalTwinEngine implements TwinEngine {
       urdf: setup.urdf,
       speed: 'manual',
       dt: setup.stepS,
+      solverIterations: setup.solverIterations,
       servoParams: setup.servoParams,
     });
     this.#motors = setup.config.motors.map((m) => ({ id: m.id, spec: setup.models.get(m.id)! }));
@@ -139,6 +144,10 @@ export class LocalTwinEngine implements TwinEngine {
 
   get stepS(): number {
     return this.sim.dt;
+  }
+
+  get solverIterations(): number {
+    return this.sim.solverIterations;
   }
 
   async open(pose: ById<number>): Promise<void> {

@@ -63,6 +63,8 @@ export interface ShadowOptions {
   readonly wallMs?: () => number;
   /** The twin's physics step, s (src/shadow/physics-rate.ts; default the sim's). */
   readonly stepS?: number;
+  /** The solver's iterations a twin's step (physics-rate.ts; default the sim's). */
+  readonly solverIterations?: number;
   /** Where the twin's physics runs: this thread (the default), or a worker thread of its own (--shadow-thread). */
   readonly thread?: 'main' | 'worker';
   /** Keep the servos' firmware states of each cycle (the guard starts its predictions from them). */
@@ -115,6 +117,7 @@ export class ShadowTwin {
       urdf: opts.urdf,
       models: opts.real.models,
       servoParams: opts.servoParams,
+      solverIterations: opts.solverIterations,
       firmware: opts.firmware && opts.thread === 'worker',
       commands: opts.cycleLog !== undefined,
     };

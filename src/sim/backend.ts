@@ -13,7 +13,7 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PhysicsWorld } from './world.ts';
 import type { ServoParams } from '../config/calibration.ts';
-import { jointStopsOf } from './build-world.ts';
+import { DEFAULT_SOLVER_ITERATIONS, jointStopsOf } from './build-world.ts';
 import { type FirmwareState, SimServo } from './servo.ts';
 import { SimHands } from './hand.ts';
 import { readRegister, writeRegister } from './servo-registers.ts';
@@ -36,6 +36,8 @@ export interface SimOptions {
   readonly speed: SimSpeed;
   /** Physics timestep, seconds. */
   readonly dt?: number;
+  /** The solver's substeps a step (default 4, build-world.ts); fewer: a cheaper, less stiff step (the shadow twin). */
+  readonly solverIterations?: number;
   /** Initial pose, user degrees by motor name (defaults to the config's start-up pose, then 0). */
   readonly initialPose?: Readonly<Record<string, number>>;
   /** In real time, how often the physics wakes to take the steps due, ms (default REAL_TIME_WAKE_MS). */
@@ -126,6 +128,11 @@ export class SimBackend implements Backend {
   /** The stops of block faults by motor id, each with the side the joint was on when it appeared. */
   readonly #stops = new Map<number, Stop>();
   readonly dt: number;
+
+  /** The solver's iterations a step: the world's once open, else those it will take. */
+  get solverIterations(): number {
+    return this.#world?.solverIterations ?? this.#opts.solverIterations ?? DEFAULT_SOLVER_ITERATIONS;
+  }
 
   constructor(opts: SimOptions) {
     this.#opts = opts;
@@ -223,6 +230,7 @@ export class SimBackend implements Backend {
       selfCollision: config.world.selfCollision,
       jointStops: jointStopsOf(config, urdf),
       restWhenStill: this.#opts.restWhenStill,
+      solverIterations: this.#opts.solverIterations,
     });
     this.#startAngles = initial;
     this.#drive = config.motors.map((m) => {

@@ -23,6 +23,9 @@ export function initRapier(): Promise<void> {
   return rapierReady;
 }
 
+/** The solver's iterations a step, each a substep of its own in Rapier 0.20: the sim's and the emulator's. */
+export const DEFAULT_SOLVER_ITERATIONS = 4;
+
 export interface WorldOptions {
   /** Fixed physics timestep, seconds. */
   readonly dt: number;
@@ -33,6 +36,7 @@ export interface WorldOptions {
   readonly armature: ReadonlyMap<string, number>;
   /** Initial joint angles (rad) by joint name; others start at 0. */
   readonly initialAngles?: ReadonlyMap<string, number>;
+  /** The solver's iterations a step (default DEFAULT_SOLVER_ITERATIONS). */
   readonly solverIterations?: number;
   /** The table or floor under the robot, in the root link's frame (null or absent: none). */
   readonly table?: TableConfig | null;
@@ -139,7 +143,7 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
   const gravity = opts.gravity ?? DEFAULT_GRAVITY;
   const world = new RAPIER.World({ x: 0, y: 0, z: -gravity });
   world.timestep = opts.dt;
-  world.integrationParameters.numSolverIterations = opts.solverIterations ?? 4;
+  world.integrationParameters.numSolverIterations = opts.solverIterations ?? DEFAULT_SOLVER_ITERATIONS;
 
   const childJoint = new Map(urdf.joints.map((j) => [j.child, j]));
   const poses = linkPoses(urdf, opts.initialAngles);

@@ -228,6 +228,11 @@ export class PhysicsWorld {
     this.#rest.pushed(j);
   }
 
+  /** The solver's iterations (substeps) a step, as Rapier holds them. */
+  get solverIterations(): number {
+    return this.#world.integrationParameters.numSolverIterations;
+  }
+
   step(): void {
     if (this.#rest.skip()) return;
     // The hand's torques as forces, not impulses: Rapier applies forces in each of its substeps, where the friction

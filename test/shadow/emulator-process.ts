@@ -138,6 +138,8 @@ export async function startShadowRig(opts: {
   readonly thread?: 'main' | 'worker';
   /** --shadow-physics-hz: the twin's rate (default 500 Hz, nothing timed). */
   readonly physicsHz?: number;
+  /** The twin's solver iterations a step (default 4; a Pi 3B+'s Torso takes 2: src/shadow/physics-rate.ts). */
+  readonly solverIterations?: number;
 }): Promise<ShadowRig> {
   const robot = opts.robot ?? 'ergo-jr';
   const started = await EmulatorProcess.start([
@@ -159,6 +161,7 @@ export async function startShadowRig(opts: {
     shadow: true,
     shadowThread: opts.thread,
     shadowPhysicsHz: opts.physicsHz,
+    shadowSolverIterations: opts.solverIterations,
     guard: opts.guard,
     shadowLog: opts.shadowLog,
     calibration: opts.calibration,

@@ -14,8 +14,10 @@ import { memoryBinding } from '../../src/emulator/memory-binding.ts';
 import { type StartBusHost, inProcessBus } from '../../src/real/bus-host.ts';
 import { type RobotServer, createRobotServer } from '../../src/server.ts';
 import {
+  LEAN_SOLVER_ITERATIONS,
   OWN_CORE_CPU_SHARE,
-  OWN_CORE_STEPS_S,
+  OWN_CORE_SETTINGS,
+  SOLVER_ITERATIONS,
   TWIN_CPU_SHARE,
   TWIN_PHYSICS_HZ,
   TWIN_STEPS_S,
@@ -77,35 +79,70 @@ describe("the shadow twin's physics rate", () => {
     );
   });
 
-  it('auto in a worker thread: 500 Hz within its core, 400 Hz where 500 would not fit, a warning past that', async () => {
-    expect(OWN_CORE_CPU_SHARE).to.equal(0.85);
-    expect([...OWN_CORE_STEPS_S]).to.deep.equal([0.002, 0.0025]);
-    // An Ergo Jr's step on a Pi 3B+ core (about 1.3 ms: 65 % at 500 Hz).
-    const ergo = await twinPhysics('auto', async () => 1.3, true);
-    expect(ergo.physics).to.deep.include({ stepS: 0.002, over: false });
+  it('auto in a worker thread: 500 Hz within its core, then two substeps, then 400 Hz, a warning past that', async () => {
+    expect(OWN_CORE_CPU_SHARE).to.equal(0.75);
+    expect([SOLVER_ITERATIONS, LEAN_SOLVER_ITERATIONS]).to.deep.equal([4, 2]);
+    expect(OWN_CORE_SETTINGS).to.deep.equal([
+      { stepS: 0.002, solverIterations: 4 },
+      { stepS: 0.002, solverIterations: 2 },
+      { stepS: 0.0025, solverIterations: 2 },
+    ]);
+    /** A probe whose step costs `ms[iterations]`, each iteration count asked for kept in `asked`. */
+    const probe =
+      (ms: Record<number, number>, asked: number[] = []) =>
+      async (iterations: number) => {
+        asked.push(iterations);
+        return ms[iterations]!;
+      };
+    // An Ergo Jr's step on a Pi 3B+ core (about 1.3 ms: 65 % at 500 Hz): measured once, with four substeps.
+    const asked: number[] = [];
+    const ergo = await twinPhysics('auto', probe({ 4: 1.3, 2: 0.9 }, asked), true);
+    expect(asked).to.deep.equal([4]);
+    expect(ergo.physics).to.deep.include({ stepS: 0.002, solverIterations: 4, over: false });
     expect(ergo.line).to.equal(
       'shadow twin: physics at 500 Hz on this machine (a step costs 1.30 ms, 65 % of its core)',
     );
-    // Right at the share: still 500 Hz.
-    expect((await twinPhysics('auto', async () => 1.7, true)).physics.stepS).to.equal(0.002);
-    // A Torso's (about 2 ms: the whole core at 500 Hz, 80 % at 400).
-    const torso = await twinPhysics('auto', async () => 2, true);
-    expect(torso.physics).to.deep.include({ stepS: 0.0025, over: false });
-    expect(torso.physics.share).to.be.closeTo(0.8, 1e-9);
+    // Right at the share: still 500 Hz with four.
+    expect((await twinPhysics('auto', probe({ 4: 1.5 }), true)).physics).to.deep.include({
+      stepS: 0.002,
+      solverIterations: 4,
+    });
+    // A Torso's on a Pi 4 on a busy day (1.5 ms with two: 75 %): 500 Hz with two substeps, both costs said.
+    const torsoAsked: number[] = [];
+    const torso = await twinPhysics('auto', probe({ 4: 2.2, 2: 1.5 }, torsoAsked), true);
+    expect(torsoAsked).to.deep.equal([4, 2]);
+    expect(torso.physics).to.deep.include({
+      stepS: 0.002,
+      solverIterations: 2,
+      over: false,
+      stepCostMs: 1.5,
+    });
+    expect(torso.physics.share).to.be.closeTo(0.75, 1e-9);
     expect(torso.line).to.equal(
-      'shadow twin: physics at 400 Hz on this machine (a step costs 2.00 ms: 500 Hz would take 100 % of its core; ' +
-        'less faithful than 500 Hz) (docs/shadow.md, "Its physics rate")',
+      'shadow twin: physics at 500 Hz with 2 solver substeps on this machine (a step costs 1.50 ms, 75 % of its ' +
+        'core; with 4 substeps 2.20 ms, 110 % at 500 Hz) (docs/shadow.md, "Its physics rate")',
     );
-    // Slower still: 400 Hz, and said that it may fall behind.
-    const slow = await twinPhysics('auto', async () => 2.5, true);
-    expect(slow.physics).to.deep.include({ stepS: 0.0025, over: true });
-    expect(slow.line).to.equal(
-      'shadow twin: physics at 400 Hz on this machine (a step costs 2.50 ms: 500 Hz would take 125 % of its core; ' +
-        'less faithful than 500 Hz); its steps take 100 % of its core: it may fall behind the robot ' +
+    // A Torso's on a Pi 3B+ (2.2 ms with four, 1.6 with two): 400 Hz with two.
+    const slower = await twinPhysics('auto', probe({ 4: 2.2, 2: 1.6 }), true);
+    expect(slower.physics).to.deep.include({ stepS: 0.0025, solverIterations: 2, over: false });
+    expect(slower.line).to.equal(
+      'shadow twin: physics at 400 Hz with 2 solver substeps on this machine (a step costs 1.60 ms, 64 % of its ' +
+        'core; 500 Hz would take 80 %; with 4 substeps 2.20 ms, 110 % at 500 Hz; less faithful than 500 Hz) ' +
         '(docs/shadow.md, "Its physics rate")',
     );
-    // The server's thread keeps its own rule: 500 Hz only, whatever a step costs.
-    expect((await twinPhysics('auto', async () => 2, false)).physics.stepS).to.equal(0.002);
+    // Slower still: 400 Hz with two, and said that it may fall behind.
+    const slow = await twinPhysics('auto', probe({ 4: 3.5, 2: 2.5 }), true);
+    expect(slow.physics).to.deep.include({ stepS: 0.0025, solverIterations: 2, over: true });
+    expect(slow.line).to.equal(
+      'shadow twin: physics at 400 Hz with 2 solver substeps on this machine (a step costs 2.50 ms, 100 % of its ' +
+        'core; 500 Hz would take 125 %; with 4 substeps 3.50 ms, 175 % at 500 Hz; less faithful than 500 Hz): ' +
+        'it may fall behind the robot (docs/shadow.md, "Its physics rate")',
+    );
+    // The server's thread keeps its own rule: 500 Hz with four only, whatever a step costs.
+    expect((await twinPhysics('auto', probe({ 4: 2 }), false)).physics).to.deep.include({
+      stepS: 0.002,
+      solverIterations: 4,
+    });
   });
 
   it('a rate from the flag, or none given (a server made in code), measures nothing', async () => {
@@ -150,7 +187,11 @@ describe("the shadow twin's physics rate", () => {
 
   /** A real-backend server on the in-memory emulator with `shadow` options, its info and warning lines kept. */
   async function withShadowServer(
-    shadow: { shadowThread?: 'worker' | 'main'; shadowPhysicsHz: number | 'auto' },
+    shadow: {
+      shadowThread?: 'worker' | 'main';
+      shadowPhysicsHz: number | 'auto';
+      shadowSolverIterations?: number;
+    },
     check: (server: RobotServer, lines: string[]) => void,
   ): Promise<void> {
     const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual' });
@@ -184,15 +225,21 @@ describe("the shadow twin's physics rate", () => {
   it('a server whose twin has a thread of its own times its step in a worker and weighs it against that core', () =>
     withShadowServer({ shadowThread: 'worker', shadowPhysicsHz: 'auto' }, (server, info) => {
       const line = info.find((l) => l.startsWith('shadow twin: physics at'));
-      const m = /^shadow twin: physics at (\d+) Hz on this machine \(a step costs ([\d.]+) ms[,:] /.exec(
-        line ?? '',
-      );
+      const m =
+        /^shadow twin: physics at (\d+) Hz(?: with (\d) solver substeps)? on this machine \(a step costs ([\d.]+) ms, (\d+) % of its core/.exec(
+          line ?? '',
+        );
       expect(m, line).to.not.equal(null);
-      // The rate follows the cost it read, against a core (OWN_CORE_CPU_SHARE), not the server thread's fifth.
-      const cost = Number(m![2]);
-      expect(Number(m![1])).to.equal(cost <= OWN_CORE_CPU_SHARE * 2 ? 500 : 400);
-      expect(line).to.include('of its core');
-      expect(server.shadow!.engine.stepS).to.equal(1 / Number(m![1]));
+      // The share it says is the cost it read at the rate it took, against a core (not the server thread's fifth).
+      const [hz, iterations, cost, share] = [Number(m![1]), Number(m![2] ?? 4), Number(m![3]), Number(m![4])];
+      expect(share).to.be.closeTo((cost * hz) / 10, 1);
+      expect(OWN_CORE_SETTINGS.map((s) => `${1 / s.stepS}/${s.solverIterations}`)).to.include(
+        `${hz}/${iterations}`,
+      );
+      // Fewer substeps or a coarser step only where the finer setting's cost did not fit.
+      if (hz !== 500 || iterations !== 4) expect(line).to.include('with 4 substeps');
+      expect(server.shadow!.engine.stepS).to.equal(1 / hz);
+      expect(server.shadow!.engine.solverIterations).to.equal(iterations);
     }));
 
   it('times the step before the bus process starts, on either thread (a start beside it misreads it)', async () => {
@@ -209,8 +256,15 @@ describe("the shadow twin's physics rate", () => {
   it("a real-backend server's twin steps at the rate asked and logs it", () =>
     withShadowServer({ shadowPhysicsHz: 250 }, (server, info) => {
       expect(server.shadow!.sim.dt).to.equal(0.004);
+      expect(server.shadow!.sim.solverIterations).to.equal(4);
       expect(info).to.include(
         'shadow twin: physics at 250 Hz (--shadow-physics-hz, less faithful than 500 Hz (docs/shadow.md))',
       );
+    }));
+
+  it('a server made in code runs its twin with the solver iterations it is given, in Rapier', () =>
+    withShadowServer({ shadowPhysicsHz: 500, shadowSolverIterations: 2 }, (server, info) => {
+      expect(server.shadow!.sim.solverIterations).to.equal(2);
+      expect(info).to.include('shadow twin: physics at 500 Hz with 2 solver substeps (--shadow-physics-hz)');
     }));
 });

@@ -35,7 +35,7 @@ export const TWIN_WARN_SHARE = 0.5;
 export const OWN_CORE_CPU_SHARE = 0.75;
 /** The solver's iterations a step, each a substep in Rapier 0.20: the sim's and the emulator's. */
 export const SOLVER_ITERATIONS = DEFAULT_SOLVER_ITERATIONS;
-/** The fewer a twin on a small core may take: its steps a third cheaper (decisions/0079). */
+/** The fewer a twin on a small core may take: its steps 1.4x cheaper (decisions/0079). */
 export const LEAN_SOLVER_ITERATIONS = 2;
 /**
  * A twin on a core of its own, finest first: 500 Hz with the sim's four substeps; else 500 Hz with two where four

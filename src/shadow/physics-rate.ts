@@ -33,8 +33,6 @@ export const TWIN_WARN_SHARE = 0.5;
  * core saturated the Torso's thread there (decisions/0076, 0079).
  */
 export const OWN_CORE_CPU_SHARE = 0.75;
-/** The solver's iterations a step, each a substep in Rapier 0.20: the sim's and the emulator's. */
-export const SOLVER_ITERATIONS = DEFAULT_SOLVER_ITERATIONS;
 /** The fewer a twin on a small core may take: its steps 1.4x cheaper (decisions/0079). */
 export const LEAN_SOLVER_ITERATIONS = 2;
 /**
@@ -43,7 +41,7 @@ export const LEAN_SOLVER_ITERATIONS = 2;
  * Torso on a Pi 3B+), said that it may fall behind when even that does not fit (decisions/0079).
  */
 export const OWN_CORE_SETTINGS: readonly TwinSetting[] = [
-  { stepS: 0.002, solverIterations: SOLVER_ITERATIONS },
+  { stepS: 0.002, solverIterations: DEFAULT_SOLVER_ITERATIONS },
   { stepS: 0.002, solverIterations: LEAN_SOLVER_ITERATIONS },
   { stepS: 0.0025, solverIterations: LEAN_SOLVER_ITERATIONS },
 ];
@@ -78,7 +76,7 @@ export function chooseTwinStep(
   const stepS = fits ?? steps.at(-1)!;
   return {
     stepS,
-    solverIterations: SOLVER_ITERATIONS,
+    solverIterations: DEFAULT_SOLVER_ITERATIONS,
     stepCostMs,
     share: stepCostMs / (stepS * 1000),
     over: fits === undefined,
@@ -113,7 +111,7 @@ export interface ProbeOptions {
   readonly config: RobotConfig;
   readonly urdf: UrdfRobot;
   readonly servoParams?: ReadonlyMap<number, ServoParams>;
-  /** The solver's iterations a step (default SOLVER_ITERATIONS). */
+  /** The solver's iterations a step (default DEFAULT_SOLVER_ITERATIONS). */
   readonly solverIterations?: number;
   /** Milliseconds, monotonic (default performance.now; tests script it). */
   readonly now?: () => number;
@@ -178,9 +176,10 @@ export async function twinPhysics(
   hz: number | 'auto' | undefined,
   probe: (solverIterations: number) => Promise<number>,
   ownCore = false,
-  solverIterations = SOLVER_ITERATIONS,
+  solverIterations = DEFAULT_SOLVER_ITERATIONS,
 ): Promise<{ physics: TwinPhysics; line: string }> {
-  const substeps = solverIterations === SOLVER_ITERATIONS ? '' : ` with ${solverIterations} solver substeps`;
+  const substeps =
+    solverIterations === DEFAULT_SOLVER_ITERATIONS ? '' : ` with ${solverIterations} solver substeps`;
   if (hz === undefined) {
     const physics = { stepS: TWIN_STEPS_S[0], solverIterations, over: false };
     return { physics, line: `shadow twin: physics at ${TWIN_PHYSICS_HZ[0]} Hz${substeps} (the default)` };
@@ -192,7 +191,7 @@ export async function twinPhysics(
     return { physics, line: `shadow twin: physics at ${hz} Hz${substeps} (--shadow-physics-hz${coarse})` };
   }
   if (ownCore) return ownCorePhysics(await chooseTwinSetting(probe));
-  const physics = chooseTwinStep(await probe(SOLVER_ITERATIONS));
+  const physics = chooseTwinStep(await probe(DEFAULT_SOLVER_ITERATIONS));
   const cost = costText(physics.stepCostMs!);
   const over =
     physics.share! > TWIN_WARN_SHARE

@@ -17,7 +17,6 @@ import {
   LEAN_SOLVER_ITERATIONS,
   OWN_CORE_CPU_SHARE,
   OWN_CORE_SETTINGS,
-  SOLVER_ITERATIONS,
   TWIN_CPU_SHARE,
   TWIN_PHYSICS_HZ,
   TWIN_STEPS_S,
@@ -25,6 +24,7 @@ import {
   measureStepCost,
   twinPhysics,
 } from '../../src/shadow/physics-rate.ts';
+import { DEFAULT_SOLVER_ITERATIONS } from '../../src/sim/build-world.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-physics-rate-'));
@@ -81,7 +81,7 @@ describe("the shadow twin's physics rate", () => {
 
   it('auto in a worker thread: 500 Hz within its core, then two substeps, then 400 Hz, a warning past that', async () => {
     expect(OWN_CORE_CPU_SHARE).to.equal(0.75);
-    expect([SOLVER_ITERATIONS, LEAN_SOLVER_ITERATIONS]).to.deep.equal([4, 2]);
+    expect([DEFAULT_SOLVER_ITERATIONS, LEAN_SOLVER_ITERATIONS]).to.deep.equal([4, 2]);
     expect(OWN_CORE_SETTINGS).to.deep.equal([
       { stepS: 0.002, solverIterations: 4 },
       { stepS: 0.002, solverIterations: 2 },

@@ -40,6 +40,8 @@ import { settleWithin } from '../core/settle.ts';
 const MAX_CATCH_UP_S = 1;
 /** A worker that died is started again this many times; past that, something in it fails every time. */
 const MAX_RESTARTS = 3;
+/** How many times a restart asks the servos that did not answer for a register the real ones hold. */
+const REGISTER_READ_ATTEMPTS = 4;
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
@@ -366,11 +368,19 @@ export class ShadowTwin {
     const out: [BusRegister, ById][] = [];
     for (const [reg, of] of registers) {
       if (!of.length) continue;
-      try {
-        out.push([reg, await real.bus.read(of, reg)]);
-      } catch {
-        // A motor that does not answer: the read of that register is left out, the twin keeps its default.
+      // A noisy bus loses a read now and then (the driver retries once, and has no last value of a register it never
+      // read): the motors left out are asked again, so a dropped reply does not leave a stiff servo limp in the twin.
+      const values = new Map<number, RawValue>();
+      for (let attempt = 0; attempt < REGISTER_READ_ATTEMPTS; attempt++) {
+        const missing = of.filter((id) => !values.has(id));
+        if (!missing.length) break;
+        try {
+          for (const [id, v] of await real.bus.read(missing, reg)) values.set(id, v);
+        } catch {
+          // Asked again; a motor that never answers keeps the twin's default and the comparator reports it.
+        }
       }
+      if (values.size) out.push([reg, values]);
     }
     return out;
   }

@@ -22,8 +22,10 @@ import {
   calibratedDeadBands,
   classify,
 } from '../../src/shadow/comparator.ts';
+import type { ThreadTwinEngine } from '../../src/shadow/twin-engine-thread.ts';
 import { ShadowTwin } from '../../src/shadow/twin.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
+import { until } from '../helpers.ts';
 import { besideTwin } from './sim-real.ts';
 
 /** The wall clock of the scripted cycle reports (epoch ms): it runs with the scripted backend's clock. */
@@ -540,6 +542,66 @@ describe('the shadow twin beside a protocol 1.0 robot (Torso)', function () {
       expect(await goal()).to.equal(degToPosition(spec, 45));
     } finally {
       await b.close();
+    }
+  });
+});
+
+describe('the shadow twin in a worker that dies, beside a bus that drops a reply', function () {
+  this.timeout(30000);
+
+  it("asks again for a register a servo did not answer: a stiff servo stays stiff in the new worker's twin", async () => {
+    /** Every servo stiff; the first read of torque_enable after the worker died loses m2's reply. */
+    class DroppingReal extends ScriptedReal {
+      dropTorqueOf: number | undefined = 2;
+      readonly asked: number[][] = [];
+      override readonly bus = {
+        read: async (ids: readonly number[], reg?: BusRegister) => {
+          if (reg === 'torque_enable') {
+            this.asked.push([...ids]);
+            const drop = this.dropTorqueOf;
+            this.dropTorqueOf = undefined;
+            return new Map(ids.filter((id) => id !== drop).map((id) => [id, 1]));
+          }
+          return new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)]));
+        },
+      };
+    }
+    const real = new DroppingReal();
+    const config = await loadRobotConfig('ergo-jr');
+    const logs: string[] = [];
+    const twin = new ShadowTwin({
+      config,
+      urdf: await loadUrdf(config.urdfPath),
+      real: real as unknown as RealBackend,
+      log: (line) => logs.push(line),
+      wallMs: real.wallMs,
+      thread: 'worker',
+    });
+    try {
+      await twin.open();
+      real.queue(
+        'torque_enable',
+        [1, 2, 3, 4, 5, 6].map((id): [number, RawValue] => [id, 1]),
+      );
+      real.cycle(1);
+      await twin.settled();
+      expect(twin.status().motors.map((m) => m.state)).to.not.include('compliant');
+      await (twin.engine as ThreadTwinEngine).thread.terminate();
+      await until('the worker started again', async () => {
+        real.cycle(0);
+        await twin.settled();
+        return logs.some((l) => l.includes("the twin's thread runs again")) ? true : undefined;
+      });
+      expect(real.asked, 'everyone, then the one that did not answer').to.deep.equal([
+        [1, 2, 3, 4, 5, 6],
+        [2],
+      ]);
+      for (let i = 0; i < 3; i++) real.cycle(0);
+      await twin.settled();
+      const m2 = twin.status().motors.find((m) => m.motor === 'm2')!;
+      expect(m2.state, JSON.stringify(m2)).to.equal('agree');
+    } finally {
+      await twin.close();
     }
   });
 });

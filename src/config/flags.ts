@@ -65,7 +65,8 @@ export const HELP = {
     'real only: run the physics twin beside the robot, fed its commands, and report divergences (/shadow/)',
   shadowPhysicsHz:
     "with --shadow: the twin's physics rate, Hz: auto (default: 500, its step timed at start; in a thread of its " +
-    'own, 2 solver substeps or 400 Hz where 500 with 4 would not fit its core; said at start) or 500, 400, 250, 200 ' +
+    'own, 2 solver substeps, or 400 Hz with 2 or 1, where 500 with 4 would not fit its core; said at start) or ' +
+    '500, 400, 250, 200 ' +
     '(coarser keeps time on a slow machine, less faithful)',
   shadowThread:
     "with --shadow: where the twin's physics runs: auto (default: a worker thread of its own on a machine of 3 " +

@@ -35,15 +35,19 @@ export const TWIN_WARN_SHARE = 0.5;
 export const OWN_CORE_CPU_SHARE = 0.75;
 /** The fewer a twin on a small core may take: its steps 1.4x cheaper (decisions/0079). */
 export const LEAN_SOLVER_ITERATIONS = 2;
+/** The fewest, a last resort where even two do not fit: 1.4x cheaper again, its margin thinner (decisions/0080). */
+export const LEANEST_SOLVER_ITERATIONS = 1;
 /**
  * A twin on a core of its own, finest first: 500 Hz with the sim's four substeps; else 500 Hz with two where four
- * would not fit that core (a step 1.4x cheaper, its soak against the emulator as quiet); else 400 Hz with two (the
- * Torso on a Pi 3B+), said that it may fall behind when even that does not fit (decisions/0079).
+ * would not fit that core (a step 1.4x cheaper, its soak against the emulator as quiet); else 400 Hz with two; else
+ * 400 Hz with one (the Torso on a Pi 3B+ on a slow hour), said that it may fall behind when even that does not fit (decisions/0079,
+ * 0080).
  */
 export const OWN_CORE_SETTINGS: readonly TwinSetting[] = [
   { stepS: 0.002, solverIterations: DEFAULT_SOLVER_ITERATIONS },
   { stepS: 0.002, solverIterations: LEAN_SOLVER_ITERATIONS },
   { stepS: 0.0025, solverIterations: LEAN_SOLVER_ITERATIONS },
+  { stepS: 0.0025, solverIterations: LEANEST_SOLVER_ITERATIONS },
 ];
 
 export interface TwinSetting {
@@ -166,6 +170,7 @@ export async function measureStepCost(opts: ProbeOptions): Promise<number> {
 /** A step's cost and a share of a core, as the start's line says them. */
 const costText = (ms: number) => ms.toFixed(ms < 0.1 ? 3 : 2);
 const percent = (share: number) => `${Math.round(share * 100)} %`;
+const solverSubsteps = (n: number) => `${n} solver substep${n === 1 ? '' : 's'}`;
 
 /**
  * The twin's physics: `hz` from the flag, measured and chosen for 'auto' (the command line's default), the finest
@@ -179,7 +184,7 @@ export async function twinPhysics(
   solverIterations = DEFAULT_SOLVER_ITERATIONS,
 ): Promise<{ physics: TwinPhysics; line: string }> {
   const substeps =
-    solverIterations === DEFAULT_SOLVER_ITERATIONS ? '' : ` with ${solverIterations} solver substeps`;
+    solverIterations === DEFAULT_SOLVER_ITERATIONS ? '' : ` with ${solverSubsteps(solverIterations)}`;
   if (hz === undefined) {
     const physics = { stepS: TWIN_STEPS_S[0], solverIterations, over: false };
     return { physics, line: `shadow twin: physics at ${TWIN_PHYSICS_HZ[0]} Hz${substeps} (the default)` };
@@ -229,7 +234,7 @@ function ownCorePhysics(physics: TwinPhysics & { readonly costs: ReadonlyMap<num
   const fidelity = hz !== finestHz ? `; less faithful than ${finestHz} Hz` : '';
   const over = physics.over ? ': it may fall behind the robot' : '';
   const see = hz === finestHz && !lean ? '' : ' (docs/shadow.md, "Its physics rate")';
-  const substeps = lean ? ` with ${physics.solverIterations} solver substeps` : '';
+  const substeps = lean ? ` with ${solverSubsteps(physics.solverIterations)}` : '';
   const { costs: _, ...chosen } = physics;
   return {
     physics: chosen,

@@ -40,8 +40,8 @@ export const LEANEST_SOLVER_ITERATIONS = 1;
 /**
  * A twin on a core of its own, finest first: 500 Hz with the sim's four substeps; else 500 Hz with two where four
  * would not fit that core (a step 1.4x cheaper, its soak against the emulator as quiet); else 400 Hz with two; else
- * 400 Hz with one (the Torso on a Pi 3B+ on a slow hour), said that it may fall behind when even that does not fit (decisions/0079,
- * 0080).
+ * 400 Hz with one (the Torso on a Pi 3B+ on a slow hour), said that it may fall behind when even that does not fit
+ * (decisions/0079, 0080).
  */
 export const OWN_CORE_SETTINGS: readonly TwinSetting[] = [
   { stepS: 0.002, solverIterations: DEFAULT_SOLVER_ITERATIONS },

@@ -3,12 +3,20 @@
  * and the inverse of a small normal matrix.
  */
 
+/**
+ * The Jacobian's step in the fit's log coordinates (5 %): the forward model's friction sticks and slips, so its
+ * residuals are jagged at a 1 % scale, where central differences read steep walls (sigmas of 3 % on figures 30-80 %
+ * off) and Levenberg-Marquardt stalls; at 5 % they read the slope a figure's 15 % tolerance is judged on
+ * (docs/decisions/0081-the-fit-at-its-tolerance-scale.md).
+ */
+export const JACOBIAN_STEP = 0.05;
+
 /** d residual / d x_i for i in `free`, by central differences of step h. */
 export async function jacobian(
   residuals: (x: readonly number[]) => Promise<Float64Array>,
   x: readonly number[],
   free: readonly number[],
-  h = 0.01,
+  h = JACOBIAN_STEP,
 ): Promise<Float64Array[]> {
   const J: Float64Array[] = [];
   for (const i of free) {
@@ -37,7 +45,7 @@ export async function polish(
   residuals: (x: readonly number[]) => Promise<Float64Array>,
   x0: readonly number[],
   free: readonly number[],
-  iterations = 3,
+  iterations = 6,
 ): Promise<{ x: number[]; r: Float64Array; lastStep: number[] }> {
   let x = [...x0];
   let r = await residuals(x);

@@ -89,12 +89,18 @@ export interface JointRuntime {
   anchor: number;
   /** The last drive said the held joint slips (DriveCommand.slipping). */
   slipped: boolean;
+  /** How the last drive moves the joint, and how it did as the world came to rest (rest.ts). */
+  mode: DriveMode;
+  modeAtRest: DriveMode;
   /** The motor's torque (N.m) applied beside the friction motor while the gearbox holds the joint; 0 otherwise. */
   heldTorque: number;
   externalTorque: number;
   /** While the world rests: the drive it rests under (law, force cap, applied torque), taken at its first step. */
   restDrive?: { law: [number, number, number, number]; budget: number; torque: number };
 }
+
+/** A drive's kind: torque off; held by the gearbox; held but its motor outpulls it; sliding under the motor's law. */
+export type DriveMode = 'limp' | 'held' | 'slipping' | 'sliding';
 
 /** The torque (N.m) applied explicitly about a joint's axis each step: the hand's, and a held motor's. */
 export function appliedTorque(j: JointRuntime): number {
@@ -255,6 +261,8 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
       lastLaw: [NaN, NaN, NaN, NaN],
       anchor: start,
       slipped: false,
+      mode: 'limp',
+      modeAtRest: 'limp',
       heldTorque: 0,
       externalTorque: 0,
     });

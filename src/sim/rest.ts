@@ -57,6 +57,7 @@ export class RestWatch {
     else this.#restartStillness();
     if (this.#stillSteps >= REST_STEPS) {
       this.#resting = true;
+      for (const j of this.#joints) j.modeAtRest = j.mode;
       for (const j of this.#joints) j.speed = 0;
     }
   }
@@ -78,10 +79,18 @@ export class RestWatch {
   }
 
   /**
-   * Ends the rest if joint j's drive moved from the one the world rests under (its first at rest, else taken now).
+   * Ends the rest if joint j's drive changed its kind, or moved from the one the world rests under (its first at rest,
+   * else taken now).
    * Called for every driven joint at every resting step: it allocates nothing once the drive is taken.
    */
   #keepResting(j: JointRuntime): void {
+    // A drive of another kind than the one the world came to rest under (a goal that outpulls the gearbox, the torque
+    // off) moves the joint. Taken into the first drive at rest below, a goal sent as the world came to rest froze its
+    // joint until the next command (decision 0082).
+    if (j.mode !== j.modeAtRest) {
+      this.wake();
+      return;
+    }
     const rest = j.restDrive;
     const law = j.lastLaw;
     if (!rest) {

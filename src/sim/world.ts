@@ -186,12 +186,14 @@ export class PhysicsWorld {
       const follow = cmd.slipping || j.slipped;
       j.anchor = follow ? q : Math.min(q + GEARBOX_SLACK, Math.max(q - GEARBOX_SLACK, j.anchor));
       j.slipped = cmd.slipping;
+      j.mode = cmd.limp ? 'limp' : cmd.slipping ? 'slipping' : 'held';
       law = [rapierQ + (j.anchor - q), 0, FRICTION_MOTOR_STIFFNESS, FRICTION_MOTOR_DAMPING];
       maxForce = Math.max(0, cmd.frictionBudget);
       j.heldTorque = cmd.held ? cmd.motorTorque : 0;
     } else {
       j.anchor = q;
       j.slipped = false;
+      j.mode = 'sliding';
       j.heldTorque = 0;
       law = [rapierQ + (cmd.target - q), cmd.targetVelocity, cmd.stiffness, cmd.damping];
       maxForce = UNLIMITED;

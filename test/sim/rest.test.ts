@@ -125,6 +125,30 @@ describe('sim: the world at rest', function () {
     expect(largestGap(anglesDeg(a), anglesDeg(b)), 'after the limp fall').to.be.below(0.05);
   });
 
+  it('a goal sent on any of the last steps before the world would rest still moves the joint', async () => {
+    // Where a still Torso first rests, in steps (the twin is deterministic at the manual clock).
+    const stiff = async () => {
+      const sim = await make('torso');
+      await sim.bus.write('torque_enable', new Map(ids(sim).map((i) => [i, 1])));
+      return sim;
+    };
+    const probe = await stiff();
+    while (resting(probe) === 0) await probe.advance(probe.dt);
+    const restsAt = steps(probe) - 1;
+    const id = 41; // l_shoulder_y, an MX-28
+    for (const early of [4, 3, 2, 1, 0, -1]) {
+      const sim = await stiff();
+      while (steps(sim) < restsAt - early) await sim.advance(sim.dt);
+      const [from] = (await sim.bus.read([id], 'present_position')).values();
+      // 20 degrees (MX-28: 4096 counts a turn) below where it stands. A goal landing as the window of stillness
+      // closed used to leave the world resting under the new drive, the joint frozen until the next one (decision 0082).
+      await sim.bus.write('goal_position', new Map([[id, (from as number) - 228]]));
+      await sim.advance(1);
+      const [to] = (await sim.bus.read([id], 'present_position')).values();
+      expect((from as number) - (to as number), `sent ${early} steps before the rest`).to.be.closeTo(228, 12);
+    }
+  });
+
   it('a hand, a teleport and a reset each wake a resting world', async () => {
     const sim = await make('torso');
     await sim.advance(5);

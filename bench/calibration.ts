@@ -91,6 +91,7 @@ try {
           `kcs ${rel(e.kcs.value, tr.friction.kcs!.value)} (+- ${pct(e.kcs)})`,
           `rms ${c.residualRmsDeg} deg`,
           `not identifiable: ${c.notIdentifiable.join(' ')}`,
+          ...(c.note ? [c.note] : []),
         ].join(' | '),
       );
       t1 = t2;

@@ -127,7 +127,7 @@ export async function main(argv: string[]): Promise<number> {
       onFitted: (name, { calibration: c, evaluations }, pass) =>
         console.error(
           `${name} (fit, pass ${pass}): offset ${c.offset.value} deg, residual ${c.residualRmsDeg} deg RMS, ` +
-            `${evaluations} simulations; not identifiable: ${c.notIdentifiable.join(', ') || 'none'}`,
+            `${evaluations} simulations; not identifiable: ${c.notIdentifiable.join(', ') || 'none'}${c.note ? `; ${c.note}` : ''}`,
         ),
     });
     await saveCalibration(flags.out, cal);

@@ -151,6 +151,7 @@ const FIGURES = [
 export const PASS_SHIFT_SIGMAS = 2;
 
 export function widened(second: FitResult, first: FitResult, config: RobotConfig, motor: string): FitResult {
+  if (second.notReproduced) return second;
   const model = servoModel(modelSpec(config.motors.find((m) => m.name === motor)!.model));
   const defaults = {
     gain: model.errorGain,

@@ -314,7 +314,7 @@ export class CalibrationRun {
           cal.motors[motor] = calibration;
           this.#say(
             `${motor}: offset ${calibration.offset.value} deg, residual ${calibration.residualRmsDeg} deg RMS, ` +
-              `${evaluations} simulations; not identifiable: ${calibration.notIdentifiable.join(', ') || 'none'}`,
+              `${evaluations} simulations; not identifiable: ${calibration.notIdentifiable.join(', ') || 'none'}${calibration.note ? `; ${calibration.note}` : ''}`,
           );
           const next = logs.findIndex((l) => l.motor === motor) + 1;
           this.#status = { ...this.#status, motor: logs[next]?.motor ?? null };

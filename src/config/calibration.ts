@@ -38,6 +38,8 @@ const motorCalibration = z.strictObject({
   residualRmsDeg: z.number().nonnegative().nullable(),
   /** Parameters the run did not pin to the tolerance, e.g. "armature" (docs/calibration.md: what value they carry). */
   notIdentifiable: z.array(z.string()).default([]),
+  /** Why the fit left this motor's figures as they are, when it says (a run the twin did not reproduce). */
+  note: z.string().optional(),
 });
 
 export const calibrationSchema = z.strictObject({

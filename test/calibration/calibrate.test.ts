@@ -5,12 +5,14 @@
 import { expect } from 'chai';
 import { SIM_REFUSAL, main } from '../../src/calibration/cli.ts';
 import { clearExcitation } from '../../src/calibration/clearance.ts';
-import { fitMotor } from '../../src/calibration/fit.ts';
+import { MAX_REPRODUCED_RESIDUAL_DEG, fitMotor } from '../../src/calibration/fit.ts';
 import { replayRms } from '../../src/calibration/forward.ts';
 import { type Rig, runMotor } from '../../src/calibration/run.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { servoParamsOf } from '../../src/config/calibration.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
+import { modelSpec } from '../../src/dynamixel/registers.ts';
+import { servoModel } from '../../src/sim/servo-models.ts';
 import { emulateBus } from '../../src/emulator/emulator.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 
@@ -127,6 +129,39 @@ describe('calibration runs (npm run calibrate)', function () {
       expect(Math.abs(c.gain.value / tr.gain.value - 1)).to.be.below(0.15);
       expect(c.notIdentifiable).to.include('kc');
       expect(c.notIdentifiable).to.not.include('gain');
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("a run the twin cannot reproduce (a horn that slipped 8 degrees) keeps the model's figures and says why", async () => {
+    const { config, emu, rig, urdf } = await emulated('ergo-jr', 1);
+    try {
+      const plan = await clearExcitation(config, urdf, 'm6');
+      const log = await runMotor(rig, config, 'm6', undefined, plan.excitation);
+      // From the steps on, the encoder reads 8 degrees more: no servo figures replay that.
+      const slip = log.segments.find(([name]) => name === 'steps@1023')![1] / 0.02;
+      const position = log.position.map((p, k) => (k >= slip ? p + 8 : p));
+      const touched = { value: 1.2, sigma: 0.4 };
+      const { calibration: c, notReproduced } = await fitMotor(
+        config,
+        urdf,
+        { ...log, position },
+        { dynamics: 8, offset: 3, all: 3 },
+        { touched },
+      );
+      const model = servoModel(modelSpec('XL-320'));
+      expect(notReproduced).to.equal(true);
+      expect(c.gain).to.deep.equal({ value: model.errorGain, sigma: null });
+      expect(c.armature).to.deep.equal({ value: model.armature, sigma: null });
+      expect(c.friction.kv).to.deep.equal({ value: model.friction.kv, sigma: null });
+      expect(c.friction.kcs).to.deep.equal({ value: model.friction.kcs, sigma: null });
+      // The table placed the offset, not this run: kept.
+      expect(c.offset).to.deep.equal(touched);
+      expect(c.notIdentifiable).to.have.members(['kc', 'gain', 'armature', 'kv', 'kcs']);
+      expect(c.note).to.match(/did not reproduce its run \([0-9.]+ degrees RMS/);
+      // What the twin leaves with the figures written: the slip's, far over a reproduced run's.
+      expect(c.residualRmsDeg).to.be.above(MAX_REPRODUCED_RESIDUAL_DEG);
     } finally {
       await emu.close();
     }

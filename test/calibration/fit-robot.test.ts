@@ -101,4 +101,20 @@ describe("a calibration's second pass", () => {
     expect(w.calibration.armature).to.deep.equal({ value: 0.001163, sigma: null });
     expect(w.calibration.notIdentifiable).to.include('armature');
   });
+
+  it("a run the twin did not reproduce keeps the model's figures in the second pass too", async () => {
+    const config = await loadRobotConfig('ergo-jr');
+    const first = result({ gain: 0.05, armature: 0.00153, kv: 0.0072, kcs: 0.0163 }, 0.01);
+    const model = defaultMotorCalibration({ id: 1, model: 'XL-320' } as never);
+    const fitted = result({ gain: 0.03, armature: 0.0004, kv: 0.0072, kcs: 0.0007 }, 0.5);
+    const second: FitResult = {
+      ...fitted,
+      notReproduced: true,
+      calibration: { ...model, residualRmsDeg: 4.2, notIdentifiable: ['kc', 'offset', 'gain'], note: 'x' },
+    };
+    // Its estimates moved far and their sigmas are under 100 %: a reproduced run's would be kept (decision 0064).
+    const w = widened(second, first, config, 'm1');
+    expect(w.calibration).to.deep.equal(second.calibration);
+    expect(w.calibration.gain).to.deep.equal(model.gain);
+  });
 });

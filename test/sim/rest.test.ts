@@ -149,6 +149,32 @@ describe('sim: the world at rest', function () {
     }
   });
 
+  it('an arm held out and let go on any of the last steps before the world would rest falls', async () => {
+    // l_shoulder_x (42, an MX-28) at raw 0: the left arm out sideways, far more than its gearbox holds limp.
+    const heldOut = async () => {
+      const sim = await make('torso');
+      await sim.bus.write('torque_enable', new Map(ids(sim).map((i) => [i, 1])));
+      sim.simulation.setPose(new Map([[42, 0]]));
+      return sim;
+    };
+    const probe = await heldOut();
+    while (resting(probe) === 0) await probe.advance(probe.dt);
+    const restsAt = steps(probe) - 1;
+    for (const early of [2, 1, 0, -1]) {
+      const sim = await heldOut();
+      while (steps(sim) < restsAt - early) await sim.advance(sim.dt);
+      const [from] = (await sim.bus.read([42], 'present_position')).values();
+      await sim.bus.write('torque_enable', new Map([[42, 0]]));
+      await sim.advance(1);
+      const [to] = (await sim.bus.read([42], 'present_position')).values();
+      // Falling towards hanging: 30 degrees (MX-28: 4096 counts a turn) and more.
+      expect(
+        Math.abs((to as number) - (from as number)),
+        `let go ${early} steps before the rest`,
+      ).to.be.above(341);
+    }
+  });
+
   it('a hand, a teleport and a reset each wake a resting world', async () => {
     const sim = await make('torso');
     await sim.advance(5);

@@ -15,6 +15,7 @@ import { loadUrdf } from '../urdf/parse.ts';
 import { clearExcitation, refusedSwingLine, skippedSwingLine } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitRobot } from './fit-robot.ts';
+import { fitLine } from './fit.ts';
 import { fitFromLog, readCycleLog } from './from-log.ts';
 import { cycleRig } from './real-rig.ts';
 import { type MotorLog, runMotor } from './run.ts';
@@ -125,10 +126,7 @@ export async function main(argv: string[]): Promise<number> {
     await fitRobot(config, urdf, logs, cal, {
       touched: touched?.offsets,
       onFitted: (name, { calibration: c, evaluations }, pass) =>
-        console.error(
-          `${name} (fit, pass ${pass}): offset ${c.offset.value} deg, residual ${c.residualRmsDeg} deg RMS, ` +
-            `${evaluations} simulations; not identifiable: ${c.notIdentifiable.join(', ') || 'none'}${c.note ? `; ${c.note}` : ''}`,
-        ),
+        console.error(`${name} (fit, pass ${pass}): ${fitLine(c, evaluations)}`),
     });
     await saveCalibration(flags.out, cal);
     console.error(`wrote ${flags.out}`);

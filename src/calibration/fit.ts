@@ -10,6 +10,7 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import { modelSpec, positionResolution } from '../dynamixel/registers.ts';
 import { servoModel } from '../sim/servo-models.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
+import { defaultMotorCalibration } from './defaults.ts';
 import { simulate } from './forward.ts';
 import { APPROACH_HOLD_SECONDS } from './excitation.ts';
 import { invert, jacobian, nelderMead, normal, polish } from './least-squares.ts';
@@ -168,12 +169,11 @@ export async function fitMotor(
   if (rms > MAX_REPRODUCED_RESIDUAL_DEG) {
     // Figures fitted to a run the twin cannot follow fit the contact or slip, not the servo: the model's are written,
     // with the touched offset (the table placed it, not this run), and the residual the twin leaves with them.
-    const offset = touched ? { value: touched.value, sigma: touched.sigma } : { value: 0, sigma: null };
-    const written = [offset.value, 0, 0, 0, 0];
-    const r = await residuals(written);
+    const model = defaultMotorCalibration(motor);
+    const offset = touched ? { value: touched.value, sigma: touched.sigma } : model.offset;
+    const r = await residuals([offset.value, 0, 0, 0, 0]);
     const p = params(x);
     const values = [foundOffset, p.errorGain, p.armature, p.friction.kv!, p.friction.kcs!];
-    const d = (value: number) => ({ value, sigma: null });
     return {
       evaluations,
       notReproduced: true,
@@ -181,12 +181,8 @@ export async function fitMotor(
         NAMES.map((name, i) => [name, { value: round(values[i]!), sigma: Infinity }]),
       ) as FitResult['estimates'],
       calibration: {
-        id: motor.id,
-        model: motor.model,
+        ...model,
         offset,
-        friction: { kc: d(base.friction.kc), kv: d(base.friction.kv), kcs: d(base.friction.kcs) },
-        armature: d(base.armature),
-        gain: d(base.errorGain),
         residualRmsDeg: round(Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length)),
         notIdentifiable: ['kc', ...NAMES.filter((n) => n !== 'offset' || !touched)],
         note:
@@ -321,6 +317,15 @@ const FRICTION_SCAN = [-Math.LN2, -Math.LN2 / 2, 0, Math.LN2 / 2, Math.LN2];
 const FREE = [1, 2, 3, 4] as const;
 
 export const round = (v: number) => Number(v.toPrecision(4));
+
+/** A motor's fit as its progress line says it (after the motor's name), the note's reason last if there is one. */
+export function fitLine(c: MotorCalibration, evaluations: number): string {
+  const notIdentifiable = c.notIdentifiable.join(', ') || 'none';
+  return (
+    `offset ${c.offset.value} deg, residual ${c.residualRmsDeg} deg RMS, ${evaluations} simulations; ` +
+    `not identifiable: ${notIdentifiable}${c.note ? `; ${c.note}` : ''}`
+  );
+}
 
 /** Above this relative sigma a figure not identified is left at the default; under it, its estimate is kept. */
 export const MAX_KEPT_RELATIVE_SIGMA = 1;

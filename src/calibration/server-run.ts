@@ -17,6 +17,7 @@ import type { Robot } from '../robot/robot.ts';
 import type { MovePath } from '../robot/trajectory.ts';
 import { defaultCalibration } from './defaults.ts';
 import { refusedSwingLine, skippedSwingLine, swingExcitation } from './clearance.ts';
+import { fitLine } from './fit.ts';
 import { type FitJob, fitInWorker, planInWorker, planTouchesInWorker } from './fit-thread.ts';
 import { type TouchLog, runTouch, touchLine, touchesStartLine } from './touch.ts';
 import { type MotorLog, type Rig, SETTLE, runMotor, runPlan } from './run.ts';
@@ -312,10 +313,7 @@ export class CalibrationRun {
         { robot: config.source || config.name, logs, touches, budget: this.#opts.fitBudget },
         (motor, calibration, evaluations) => {
           cal.motors[motor] = calibration;
-          this.#say(
-            `${motor}: offset ${calibration.offset.value} deg, residual ${calibration.residualRmsDeg} deg RMS, ` +
-              `${evaluations} simulations; not identifiable: ${calibration.notIdentifiable.join(', ') || 'none'}${calibration.note ? `; ${calibration.note}` : ''}`,
-          );
+          this.#say(`${motor}: ${fitLine(calibration, evaluations)}`);
           const next = logs.findIndex((l) => l.motor === motor) + 1;
           this.#status = { ...this.#status, motor: logs[next]?.motor ?? null };
         },

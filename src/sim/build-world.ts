@@ -87,9 +87,7 @@ export interface JointRuntime {
   lastLaw: [number, number, number, number];
   /** Where the friction motor holds the joint (rad, unwrapped), trailing it within GEARBOX_SLACK. */
   anchor: number;
-  /** The last drive said the held joint slips (DriveCommand.slipping). */
-  slipped: boolean;
-  /** How the last drive moves the joint, and how it did as the world came to rest (rest.ts). */
+  /** How the last drive moves the joint ('slipping': DriveCommand.slipping), and how it did as the world came to rest. */
   mode: DriveMode;
   modeAtRest: DriveMode;
   /** The motor's torque (N.m) applied beside the friction motor while the gearbox holds the joint; 0 otherwise. */
@@ -260,7 +258,6 @@ export async function buildWorld(urdf: UrdfRobot, opts: WorldOptions): Promise<W
       lastBudget: 0,
       lastLaw: [NaN, NaN, NaN, NaN],
       anchor: start,
-      slipped: false,
       mode: 'limp',
       modeAtRest: 'limp',
       heldTorque: 0,

@@ -57,8 +57,10 @@ export class RestWatch {
     else this.#restartStillness();
     if (this.#stillSteps >= REST_STEPS) {
       this.#resting = true;
-      for (const j of this.#joints) j.modeAtRest = j.mode;
-      for (const j of this.#joints) j.speed = 0;
+      for (const j of this.#joints) {
+        j.modeAtRest = j.mode;
+        j.speed = 0;
+      }
     }
   }
 

@@ -183,16 +183,14 @@ export class PhysicsWorld {
     let maxForce: number;
     if (cmd.limp || cmd.held) {
       // Slipping, the friction follows the joint; the step after, it takes hold where the joint is now.
-      const follow = cmd.slipping || j.slipped;
+      const follow = cmd.slipping || j.mode === 'slipping';
       j.anchor = follow ? q : Math.min(q + GEARBOX_SLACK, Math.max(q - GEARBOX_SLACK, j.anchor));
-      j.slipped = cmd.slipping;
       j.mode = cmd.limp ? 'limp' : cmd.slipping ? 'slipping' : 'held';
       law = [rapierQ + (j.anchor - q), 0, FRICTION_MOTOR_STIFFNESS, FRICTION_MOTOR_DAMPING];
       maxForce = Math.max(0, cmd.frictionBudget);
       j.heldTorque = cmd.held ? cmd.motorTorque : 0;
     } else {
       j.anchor = q;
-      j.slipped = false;
       j.mode = 'sliding';
       j.heldTorque = 0;
       law = [rapierQ + (cmd.target - q), cmd.targetVelocity, cmd.stiffness, cmd.damping];
@@ -306,7 +304,7 @@ export class PhysicsWorld {
     for (const j of this.#joints) {
       j.unwrapped = all.get(j.urdf.name)!;
       j.anchor = j.unwrapped;
-      j.slipped = false;
+      if (j.mode === 'slipping') j.mode = 'held';
       j.axisNow = undefined;
       j.speed = 0;
       j.heldTorque = 0;
@@ -354,7 +352,7 @@ export class PhysicsWorld {
     }
     j.unwrapped = angle;
     j.anchor = angle;
-    j.slipped = false;
+    if (j.mode === 'slipping') j.mode = 'held';
     j.speed = speed;
     j.heldTorque = 0;
     for (const other of this.#joints) other.axisNow = undefined;

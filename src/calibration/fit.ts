@@ -1,9 +1,10 @@
 // Over 400 lines: one motor's fit in its stages and the sigmas they carry, all in one coordinate layout (NAMES, FREE).
 /**
  * The fit of one motor's parameters from its run's log: the forward model (forward.ts) replays the logged commands
- * with candidate parameters; Nelder-Mead minimises the RMS position error, the offset first from the holds. Each
- * figure's uncertainty comes from the curvature of the error about the optimum (Gauss-Newton); a figure whose
- * uncertainty is too wide is said not identifiable and left at the model's default (docs/decisions/0059-calibration.md).
+ * with candidate parameters; Nelder-Mead minimises the position error (a joint at rest's beyond its logged count:
+ * beyondCount), the offset first from the holds. Each figure's uncertainty comes from the curvature of the error about
+ * the optimum (Gauss-Newton); a figure whose uncertainty is too wide is said not identifiable and left at the model's
+ * default (docs/decisions/0059-calibration.md).
  */
 import type { MotorCalibration, ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -103,7 +104,8 @@ export async function fitMotor(
   const base = servoModel(spec);
   const params = (x: readonly number[]) => servoParamsAt(base, x);
   let evaluations = 0;
-  const residuals = async (
+  /** The twin's readings less the logged ones (degrees), over samples [from, to). */
+  const errors = async (
     x: readonly number[],
     from = 0,
     to = log.t.length,
@@ -114,6 +116,12 @@ export async function fitMotor(
     for (let k = 0; k < sim.length; k++) sim[k] = sim[k]! - log.position[from + k]!;
     return sim;
   };
+  // What the fit minimises: a joint at rest's errors beyond the logged count's band, so the figures are not bent to
+  // place it where its reading rounds (decision 0083).
+  const halfCount = positionResolution(spec) / 2;
+  const still = stillSamples(log.position);
+  const residuals = async (...args: Parameters<typeof errors>) =>
+    beyondCount(await errors(...args), halfCount, still, args[1] ?? 0);
   const cost = (from?: number, to?: number) => async (x: readonly number[]) => {
     const r = await residuals(x, from, to);
     let s = 0;
@@ -164,14 +172,16 @@ export async function fitMotor(
   x = await nelderMead(cost(), x, [0, 0.05, 0.15, 0.2, 0.1], budget.all);
   const polished = await polish(residuals, x, FREE);
   x = polished.x;
-  const r0 = polished.r;
-  const rms = Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length);
+  // The spread is read from the plain errors: within a count the twin is not known to be right, only not shown wrong,
+  // and errors beyond it alone would call the figures known to a percent (decision 0083).
+  const r0 = await errors(x);
+  const rms = rmsOf(r0);
   if (rms > MAX_REPRODUCED_RESIDUAL_DEG) {
     // Figures fitted to a run the twin cannot follow fit the contact or slip, not the servo: the model's are written,
     // with the touched offset (the table placed it, not this run), and the residual the twin leaves with them.
     const model = defaultMotorCalibration(motor);
     const offset = touched ? { value: touched.value, sigma: touched.sigma } : model.offset;
-    const r = await residuals([offset.value, 0, 0, 0, 0]);
+    const r = await errors([offset.value, 0, 0, 0, 0]);
     const p = params(x);
     const values = [foundOffset, p.errorGain, p.armature, p.friction.kv!, p.friction.kcs!];
     return {
@@ -183,7 +193,7 @@ export async function fitMotor(
       calibration: {
         ...model,
         offset,
-        residualRmsDeg: round(Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length)),
+        residualRmsDeg: round(rmsOf(r)),
         notIdentifiable: ['kc', ...NAMES.filter((n) => n !== 'offset' || !touched)],
         note:
           `the twin did not reproduce its run (${round(rms)} degrees RMS at the best figures, over ` +
@@ -193,9 +203,9 @@ export async function fitMotor(
   }
   const heldSd = keepOffset ? offsetSd : PRIOR_OFFSET_SIGMA_DEG;
   const around = await neighbourShifts(config, motor.id, neighbours, others, (o) =>
-    residuals(x, 0, log.t.length, o),
+    errors(x, 0, log.t.length, o),
   );
-  const sigmas = await uncertainty(residuals, x, r0, clusters(log, sampleAt), heldSd, around);
+  const sigmas = await uncertainty(errors, x, r0, clusters(log, sampleAt), heldSd, around);
   // Not yet at the optimum: the step still proposed is an error of the figure the sigma must cover.
   for (const i of FREE) sigmas[i] = Math.max(sigmas[i]!, Math.abs(polished.lastStep[i]!));
   sigmas[0] = offsetSd;
@@ -317,6 +327,29 @@ const FRICTION_SCAN = [-Math.LN2, -Math.LN2 / 2, 0, Math.LN2 / 2, Math.LN2];
 const FREE = [1, 2, 3, 4] as const;
 
 export const round = (v: number) => Number(v.toPrecision(4));
+
+export const rmsOf = (r: Float64Array) => Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length);
+
+/**
+ * Each error of a joint at rest (`still`, from sample `from`; all when absent) less the half count a rounded reading
+ * leaves unknown, in place: a twin within the logged count reads as that robot did. A joint at rest sits anywhere in
+ * its count for seconds, and a figure that moves where it rests by a fraction of a count otherwise wins a hold's whole
+ * error (the Torso's head_z, an AX-12A: kcs +30 % at 7 %). A moving joint's readings sweep through the counts: their
+ * rounding is noise, and each of its errors is kept whole.
+ */
+export function beyondCount(
+  errors: Float64Array,
+  halfCount: number,
+  still?: Uint8Array,
+  from = 0,
+): Float64Array {
+  for (let k = 0; k < errors.length; k++) {
+    if (still && !still[from + k]) continue;
+    const e = errors[k]!;
+    errors[k] = e > halfCount ? e - halfCount : e < -halfCount ? e + halfCount : 0;
+  }
+  return errors;
+}
 
 /** A motor's fit as its progress line says it (after the motor's name), the note's reason last if there is one. */
 export function fitLine(c: MotorCalibration, evaluations: number): string {
@@ -468,4 +501,12 @@ export async function uncertainty(
     return sandwich * correction + neighbours + shift[i]! * shift[i]! * offsetVariance;
   };
   return [Infinity, ...free.map((_, i) => Math.sqrt(Math.max(0, variance(i))))];
+}
+
+/** 1 where a reading equals both its neighbours' (a joint at rest in its count), else 0. */
+export function stillSamples(position: ArrayLike<number>): Uint8Array {
+  const out = new Uint8Array(position.length);
+  for (let k = 1; k + 1 < position.length; k++)
+    out[k] = position[k] === position[k - 1] && position[k] === position[k + 1] ? 1 : 0;
+  return out;
 }

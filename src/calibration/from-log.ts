@@ -9,16 +9,19 @@ import { z } from 'zod';
 import type { MotorCalibration, ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import { ConfigError } from '../core/errors.ts';
-import { degToPosition, modelSpec } from '../dynamixel/registers.ts';
+import { degToPosition, modelSpec, positionResolution } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import { servoModel } from '../sim/servo-models.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import {
+  beyondCount,
   MAX_RELATIVE_SIGMA,
   PRIOR_OFFSET_SIGMA_DEG,
   keptEstimate,
+  rmsOf,
   round,
   servoParamsAt,
+  stillSamples,
   uncertainty,
 } from './fit.ts';
 import { nelderMead } from './least-squares.ts';
@@ -179,19 +182,24 @@ export async function fitFromLog(
   }
   const params = (x: readonly number[]) => servoParamsAt(base, x);
   let evaluations = 0;
-  const residuals = async (x: readonly number[]): Promise<Float64Array> => {
+  const errors = async (x: readonly number[]): Promise<Float64Array> => {
     evaluations++;
     const sim = await replayLog(config, urdf, log, motor, params(x));
     return Float64Array.from(fitted, (k) => sim[k]! - samples[k]!.position!);
   };
+  // As the run's fit: a joint at rest's error within the logged count is no error to the fit, the spread read from
+  // the plain errors (decision 0083).
+  const halfCount = positionResolution(modelSpec(m.model)) / 2;
+  const still = stillSamples(fitted.map((k) => samples[k]!.position!));
+  const residuals = async (x: readonly number[]) => beyondCount(await errors(x), halfCount, still);
   const cost = async (x: readonly number[]) => {
     const r = await residuals(x);
     return r.reduce((s, v) => s + v * v, 0) / r.length;
   };
   const x = await nelderMead(cost, [0, 0, 0, 0, 0], [0, 0.15, 0.3, 0.4, 0.3], budget);
-  const r0 = await residuals(x);
+  const r0 = await errors(x);
   const clusters = clustersOf(fitted.map((k) => log.t[k]!));
-  const sigmas = await uncertainty(residuals, x, r0, clusters, PRIOR_OFFSET_SIGMA_DEG);
+  const sigmas = await uncertainty(errors, x, r0, clusters, PRIOR_OFFSET_SIGMA_DEG);
   const p = params(x);
   const values = [0, p.errorGain, p.armature, p.friction.kv!, p.friction.kcs!];
   const defaults = [0, base.errorGain, base.armature, base.friction.kv, base.friction.kcs];
@@ -217,7 +225,7 @@ export async function fitFromLog(
       friction: { kc: calibration.friction.kc, kv, kcs },
       armature,
       gain,
-      residualRmsDeg: round(Math.sqrt(r0.reduce((s, v) => s + v * v, 0) / r0.length)),
+      residualRmsDeg: round(rmsOf(r0)),
       notIdentifiable: Object.keys(reasons),
     },
   };

@@ -1,9 +1,9 @@
 /**
  * The fit's least-squares tools (src/calibration/least-squares.ts) on problems whose answer is known, and where its
- * last stage starts (fit.ts `frictionStart`).
+ * last stage starts (fit.ts `frictionStart`), and what it counts of an error against a rounded reading (`beyondCount`).
  */
 import { expect } from 'chai';
-import { frictionStart } from '../../src/calibration/fit.ts';
+import { beyondCount, frictionStart, stillSamples } from '../../src/calibration/fit.ts';
 import { nelderMead, polish } from '../../src/calibration/least-squares.ts';
 
 /** y = a * exp(-b t) + c sampled at 40 points, x = [c, log a, log b]: the fit's shape (log coordinates). */
@@ -61,5 +61,68 @@ describe("where the whole run's fit starts", () => {
   it('keeps a start better than any friction scanned', async () => {
     const start = [0, 0.1, 0, -0.62, -0.62];
     expect(await frictionStart(release, start)).to.deep.equal(start);
+  });
+});
+
+describe("the fit's error against a rounded reading", () => {
+  const q = 0.29; // an XL-320's or AX-12A's count (degrees)
+  const read = (deg: number) => Math.round(deg / q) * q;
+  const sq = (r: Float64Array) => r.reduce((s, v) => s + v * v, 0);
+
+  it('counts only what lies beyond the half count, with its sign', () => {
+    const r = beyondCount(Float64Array.from([0.1, -0.14, 0.145, 0.4, -0.4]), q / 2);
+    expect([...r].map((v) => Number(v.toFixed(6)))).to.deep.equal([0, 0, 0, 0.255, -0.255]);
+  });
+
+  it('a joint at rest is a reading equal to both its neighbours; only its errors lose the half count', () => {
+    const logged = [0, 0.29, 0.29, 0.29, 0.58, 0.58, 0.87, 0.87, 0.87, 0.87];
+    const still = stillSamples(logged);
+    expect([...still]).to.deep.equal([0, 0, 1, 0, 0, 0, 0, 1, 1, 0]);
+    const r = beyondCount(new Float64Array(10).fill(0.1), q / 2, still);
+    expect([...r]).to.deep.equal([0.1, 0.1, 0, 0.1, 0.1, 0.1, 0.1, 0, 0, 0.1]);
+    // A window of the run: the mask read from its first sample on.
+    expect([...beyondCount(new Float64Array(3).fill(0.1), q / 2, still, 6)]).to.deep.equal([0.1, 0, 0]);
+  });
+
+  it('a joint at rest: any twin within the reading count costs nothing, so no figure wins by moving it there', () => {
+    const logged = new Float64Array(100).fill(read(10.1)); // at rest 0.1 degree past a count's centre, for 2 s
+    const still = stillSamples(logged);
+    const atTruth = Float64Array.from(logged, () => 10.1);
+    const atCentre = Float64Array.from(logged, () => read(10.1));
+    // Plainly the twin at the count's centre would win the hold's whole error over the true angle.
+    expect(sq(atCentre.map((v, k) => v - logged[k]!))).to.be.below(sq(atTruth.map((v, k) => v - logged[k]!)));
+    const inner = (r: Float64Array) => r.subarray(1, 99); // the hold's ends have one neighbour only
+    expect(
+      sq(
+        inner(
+          beyondCount(
+            atTruth.map((v, k) => v - logged[k]!),
+            q / 2,
+            still,
+          ),
+        ),
+      ),
+    ).to.equal(0);
+    expect(
+      sq(
+        inner(
+          beyondCount(
+            atCentre.map((v, k) => v - logged[k]!),
+            q / 2,
+            still,
+          ),
+        ),
+      ),
+    ).to.equal(0);
+  });
+
+  it('a moving joint keeps its whole error: a twin a third of a count behind costs as plainly', () => {
+    const angle = Array.from({ length: 200 }, (_, k) => 0.37 * k); // over a count per sample: never still
+    const logged = angle.map(read);
+    const still = stillSamples(logged);
+    expect(still.some(Boolean)).to.equal(false);
+    const errors = (lag: number) => Float64Array.from(angle, (a, k) => a - lag - logged[k]!);
+    for (const lag of [q / 3, (2 * q) / 3])
+      expect(sq(beyondCount(errors(lag), q / 2, still))).to.equal(sq(errors(lag)));
   });
 });

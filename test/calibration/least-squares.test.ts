@@ -91,29 +91,17 @@ describe("the fit's error against a rounded reading", () => {
     const atCentre = Float64Array.from(logged, () => read(10.1));
     // Plainly the twin at the count's centre would win the hold's whole error over the true angle.
     expect(sq(atCentre.map((v, k) => v - logged[k]!))).to.be.below(sq(atTruth.map((v, k) => v - logged[k]!)));
-    const inner = (r: Float64Array) => r.subarray(1, 99); // the hold's ends have one neighbour only
-    expect(
+    // The hold's cost to the fit, its two ends (one neighbour each) left out.
+    const holdCost = (twin: Float64Array) =>
       sq(
-        inner(
-          beyondCount(
-            atTruth.map((v, k) => v - logged[k]!),
-            q / 2,
-            still,
-          ),
-        ),
-      ),
-    ).to.equal(0);
-    expect(
-      sq(
-        inner(
-          beyondCount(
-            atCentre.map((v, k) => v - logged[k]!),
-            q / 2,
-            still,
-          ),
-        ),
-      ),
-    ).to.equal(0);
+        beyondCount(
+          twin.map((v, k) => v - logged[k]!),
+          q / 2,
+          still,
+        ).subarray(1, 99),
+      );
+    expect(holdCost(atTruth)).to.equal(0);
+    expect(holdCost(atCentre)).to.equal(0);
   });
 
   it('a moving joint keeps its whole error: a twin a third of a count behind costs as plainly', () => {

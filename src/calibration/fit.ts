@@ -14,7 +14,7 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { defaultMotorCalibration } from './defaults.ts';
 import { simulate } from './forward.ts';
 import { APPROACH_HOLD_SECONDS } from './excitation.ts';
-import { invert, jacobian, nelderMead, normal, polish } from './least-squares.ts';
+import { invert, jacobian, nelderMead, normal, polish, rmsOf } from './least-squares.ts';
 import type { MotorLog } from './run.ts';
 /** The fitted figures, in the search's coordinates: offset (deg), then the logs of the others over their defaults. */
 const NAMES = ['offset', 'gain', 'armature', 'kv', 'kcs'] as const;
@@ -327,8 +327,6 @@ const FRICTION_SCAN = [-Math.LN2, -Math.LN2 / 2, 0, Math.LN2 / 2, Math.LN2];
 const FREE = [1, 2, 3, 4] as const;
 
 export const round = (v: number) => Number(v.toPrecision(4));
-
-export const rmsOf = (r: Float64Array) => Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length);
 
 /**
  * Each error of a joint at rest (`still`, from sample `from`; all when absent) less the half count a rounded reading

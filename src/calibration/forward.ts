@@ -10,6 +10,7 @@ import { degToPosition, modelSpec } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { Command } from './excitation.ts';
+import { rmsOf } from './least-squares.ts';
 import { type MotorLog, SAMPLE, SETTLE, runGains } from './run.ts';
 
 /** Encoder readings (raw degrees) at the log's samples [from, to), the twin's servo of `log.id` with `p`. */
@@ -83,7 +84,6 @@ export async function replayRms(
   servos: ReadonlyMap<number, ServoParams>,
 ): Promise<number> {
   const replay = await simulate(config, urdf, servos.get(log.id)!, log, 0, log.t.length, undefined, servos);
-  let squares = 0;
-  for (let k = 0; k < replay.length; k++) squares += (replay[k]! - log.position[k]!) ** 2;
-  return Math.sqrt(squares / replay.length);
+  for (let k = 0; k < replay.length; k++) replay[k] = replay[k]! - log.position[k]!;
+  return rmsOf(replay);
 }

@@ -18,13 +18,12 @@ import {
   MAX_RELATIVE_SIGMA,
   PRIOR_OFFSET_SIGMA_DEG,
   keptEstimate,
-  rmsOf,
   round,
   servoParamsAt,
   stillSamples,
   uncertainty,
 } from './fit.ts';
-import { nelderMead } from './least-squares.ts';
+import { nelderMead, rmsOf } from './least-squares.ts';
 import { runGains } from './run.ts';
 
 /** A motor whose goal spans less than this (degrees) with the torque on was not excited: nothing to fit. */

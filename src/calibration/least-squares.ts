@@ -11,6 +11,9 @@
  */
 export const JACOBIAN_STEP = 0.05;
 
+/** Root mean square of the residuals. */
+export const rmsOf = (r: Float64Array) => Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length);
+
 /** d residual / d x_i for i in `free`, by central differences of step h. */
 export async function jacobian(
   residuals: (x: readonly number[]) => Promise<Float64Array>,

@@ -130,7 +130,9 @@ export abstract class Primitive extends PrimitiveLifecycle {
         this.#put(name, 'goal_position', to);
         continue;
       }
-      const own = this.requested(name, 'goal_position');
+      // A stiff motor's move goes on from this primitive's own last goal; a limp one's goal is stale (it fell, or a
+      // hand moved it), and a move from there would snap it back at the servo's full speed: it starts where it is.
+      const own = m.commands.compliant ? undefined : this.requested(name, 'goal_position');
       const from = typeof own === 'number' ? own : m.state.presentPosition;
       this.#put(name, 'goal_position', { from, to, start, duration });
     }

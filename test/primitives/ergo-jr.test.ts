@@ -149,6 +149,17 @@ describe('primitives: Ergo Jr behaviours', function () {
     ] as const)
       expect(motor(tip).commands.goalPosition, tip).to.be.closeTo(motor(tip).clampAngle(-pos(base)), 2);
     expect(pos('m4')).to.be.closeTo(-pos('m1'), 6);
+
+    // Its teardown makes the base stiff and takes it back to the default pose from where it lies, not from the goal
+    // its set-up left there while it was limp (a snap at the servos' full speed: 45 degrees in a tenth of a second).
+    const from = pos('m1');
+    const stopping = s.get('/primitives/chicken_demo/stop.json');
+    await s.advance(0.1);
+    expect(motor('m1').commands.compliant).to.equal(false);
+    expect(goal('m1'), 'the first tenth of the way back').to.be.closeTo(from, 8);
+    expect(pos('m1')).to.be.closeTo(from, 8);
+    await untilAnswered(s, stopping, 3, 0.05);
+    expect(s.primitives.get('chicken_demo').state).to.equal('stopped');
   });
 
   it('puzzel_demo shows a figure in red; its levels and figures follow the seed', async () => {
@@ -157,7 +168,8 @@ describe('primitives: Ergo Jr behaviours', function () {
     await s.advance(2.5);
     expect(puzzel.figures).to.deep.equal([[0, 0, -90, 0, 45, 0]]); // growing starts with the easiest figure
     expect(leds()).to.deep.equal(MOTORS.map(() => 'red'));
-    expect(MOTORS.map((m) => motor(m).commands.goalPosition)).to.deep.equal([0, 0, -90, 0, 45, 0]);
+    // At the end of the move to the figure, from where the limp arm lay (a goal within a millionth of a degree).
+    [0, 0, -90, 0, 45, 0].forEach((p, i) => expect(goal(MOTORS[i]!), MOTORS[i]).to.be.closeTo(p, 1e-3));
     await s.post('/primitives/puzzel_demo/methods/level_hard/args.json');
     expect([puzzel.level, puzzel.growing]).to.deep.equal([4, false]);
     await s.post('/primitives/puzzel_demo/methods/precision_hard/args.json');

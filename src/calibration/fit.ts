@@ -148,6 +148,7 @@ export async function fitMotor(
     return mids(sim, from).map((v, i) => v - logged[i]!);
   };
   const midCost = async (y: readonly number[]) => (await midResiduals(y)).reduce((a, v) => a + v * v, 0);
+  const dynamics = x;
   let offsetSd: number;
   if (touched) {
     x = [touched.value, ...x.slice(1)];
@@ -167,7 +168,7 @@ export async function fitMotor(
   const foundOffset = x[0]!;
   const keepOffset =
     offsetSd <= MAX_OFFSET_SIGMA_DEG || (touched !== undefined && offsetSd < PRIOR_OFFSET_SIGMA_DEG);
-  if (!keepOffset) x = [0, ...x.slice(1)];
+  x = afterOffsetStage(dynamics, x, keepOffset);
   x = await frictionStart(cost(), x);
   x = await nelderMead(cost(), x, [0, 0.05, 0.15, 0.2, 0.1], budget.all);
   const polished = await polish(residuals, x, FREE);
@@ -327,6 +328,20 @@ const FRICTION_SCAN = [-Math.LN2, -Math.LN2 / 2, 0, Math.LN2 / 2, Math.LN2];
 const FREE = [1, 2, 3, 4] as const;
 
 export const round = (v: number) => Number(v.toPrecision(4));
+
+/**
+ * Where the whole run's fit starts after the offset's stage (`staged`, its offset and gain fitted on the approaches):
+ * there, or with the offset not kept, the dynamics' point (`dynamics`) with the offset at 0: the gain the approaches
+ * moved to suit an offset that is dropped goes back with it (the Torso's head_y, seed 3: kv +153 % where +28 % with
+ * it back; docs/decisions/0084-the-gain-goes-with-its-offset.md).
+ */
+export function afterOffsetStage(
+  dynamics: readonly number[],
+  staged: readonly number[],
+  keepOffset: boolean,
+): number[] {
+  return keepOffset ? [...staged] : [0, ...dynamics.slice(1)];
+}
 
 /**
  * Each error of a joint at rest (`still`, from sample `from`; all when absent) less the half count a rounded reading

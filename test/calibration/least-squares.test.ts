@@ -1,9 +1,9 @@
 /**
  * The fit's least-squares tools (src/calibration/least-squares.ts) on problems whose answer is known, and where its
- * last stage starts (fit.ts `frictionStart`), and what it counts of an error against a rounded reading (`beyondCount`).
+ * last stage starts (fit.ts `frictionStart`, `afterOffsetStage`), and what it counts of an error against a rounded reading (`beyondCount`).
  */
 import { expect } from 'chai';
-import { beyondCount, frictionStart, stillSamples } from '../../src/calibration/fit.ts';
+import { afterOffsetStage, beyondCount, frictionStart, stillSamples } from '../../src/calibration/fit.ts';
 import { nelderMead, polish } from '../../src/calibration/least-squares.ts';
 
 /** y = a * exp(-b t) + c sampled at 40 points, x = [c, log a, log b]: the fit's shape (log coordinates). */
@@ -61,6 +61,18 @@ describe("where the whole run's fit starts", () => {
   it('keeps a start better than any friction scanned', async () => {
     const start = [0, 0.1, 0, -0.62, -0.62];
     expect(await frictionStart(release, start)).to.deep.equal(start);
+  });
+
+  // [offset, log gain, log armature, log kv, log kcs]: the dynamics' stage, then the approaches' (offset and gain).
+  const dynamics = [0, -0.065, 0.175, 0.095, 0.239];
+  const staged = [2.4, -0.162, 0.175, 0.095, 0.239];
+
+  it('goes on from the offset and gain the approaches fitted when the offset is kept', () => {
+    expect(afterOffsetStage(dynamics, staged, true)).to.deep.equal(staged);
+  });
+
+  it('takes back the gain the approaches moved with an offset that is not kept', () => {
+    expect(afterOffsetStage(dynamics, staged, false)).to.deep.equal([0, -0.065, 0.175, 0.095, 0.239]);
   });
 });
 

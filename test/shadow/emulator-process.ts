@@ -50,8 +50,19 @@ export class EmulatorProcess {
     return { emulator, device };
   }
 
-  /** Sends one console line; resolves with the emulator's answer line. */
-  async send(line: string): Promise<string> {
+  /**
+   * Sends one console line; resolves with the emulator's answer line. One line at a time: the answers come in the
+   * order of the lines, and two sends waiting at once (a fault beside keepHanding's hand) took each other's answer.
+   */
+  send(line: string): Promise<string> {
+    const answer = this.#queue.then(() => this.#sendNow(line));
+    this.#queue = answer.catch(() => {});
+    return answer;
+  }
+
+  #queue: Promise<unknown> = Promise.resolve();
+
+  async #sendNow(line: string): Promise<string> {
     this.child.stdin.write(line + '\n');
     return until(
       `the emulator to answer ${line}`,

@@ -14,7 +14,7 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import { defaultMotorCalibration } from './defaults.ts';
 import { simulate } from './forward.ts';
 import { APPROACH_HOLD_SECONDS } from './excitation.ts';
-import { invert, jacobian, nelderMead, normal, polish, rmsOf } from './least-squares.ts';
+import { invert, jacobian, meanSquareOf, nelderMead, normal, polish, rmsOf } from './least-squares.ts';
 import type { MotorLog } from './run.ts';
 /** The fitted figures, in the search's coordinates: offset (deg), then the logs of the others over their defaults. */
 const NAMES = ['offset', 'gain', 'armature', 'kv', 'kcs'] as const;
@@ -122,12 +122,8 @@ export async function fitMotor(
   const still = stillSamples(log.position);
   const residuals = async (...args: Parameters<typeof errors>) =>
     beyondCount(await errors(...args), halfCount, still, args[1] ?? 0);
-  const cost = (from?: number, to?: number) => async (x: readonly number[]) => {
-    const r = await residuals(x, from, to);
-    let s = 0;
-    for (const v of r) s += v * v;
-    return s / r.length;
-  };
+  const cost = (from?: number, to?: number) => async (x: readonly number[]) =>
+    meanSquareOf(await residuals(x, from, to));
   const dt = log.t[1]! - log.t[0]!;
   const sampleAt = (seconds: number) => Math.min(log.t.length, Math.round(seconds / dt));
   const sample = (segment: string) => sampleAt(log.segments.find(([name]) => name === segment)![1]);

@@ -23,7 +23,7 @@ import {
   stillSamples,
   uncertainty,
 } from './fit.ts';
-import { nelderMead, rmsOf } from './least-squares.ts';
+import { meanSquareOf, nelderMead, rmsOf } from './least-squares.ts';
 import { runGains } from './run.ts';
 
 /** A motor whose goal spans less than this (degrees) with the torque on was not excited: nothing to fit. */
@@ -191,10 +191,7 @@ export async function fitFromLog(
   const halfCount = positionResolution(modelSpec(m.model)) / 2;
   const still = stillSamples(fitted.map((k) => samples[k]!.position!));
   const residuals = async (x: readonly number[]) => beyondCount(await errors(x), halfCount, still);
-  const cost = async (x: readonly number[]) => {
-    const r = await residuals(x);
-    return r.reduce((s, v) => s + v * v, 0) / r.length;
-  };
+  const cost = async (x: readonly number[]) => meanSquareOf(await residuals(x));
   const x = await nelderMead(cost, [0, 0, 0, 0, 0], [0, 0.15, 0.3, 0.4, 0.3], budget);
   const r0 = await errors(x);
   const clusters = clustersOf(fitted.map((k) => log.t[k]!));

@@ -11,8 +11,11 @@
  */
 export const JACOBIAN_STEP = 0.05;
 
+/** Mean square of the residuals: what the fits minimise. */
+export const meanSquareOf = (r: Float64Array) => r.reduce((s, v) => s + v * v, 0) / r.length;
+
 /** Root mean square of the residuals. */
-export const rmsOf = (r: Float64Array) => Math.sqrt(r.reduce((s, v) => s + v * v, 0) / r.length);
+export const rmsOf = (r: Float64Array) => Math.sqrt(meanSquareOf(r));
 
 /** d residual / d x_i for i in `free`, by central differences of step h. */
 export async function jacobian(

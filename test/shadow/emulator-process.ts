@@ -17,6 +17,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export class EmulatorProcess {
   #err = '';
   #seen = 0;
+  /** The console line under way: sends go one at a time (send()). */
+  #queue: Promise<unknown> = Promise.resolve();
   private constructor(readonly child: ChildProcessByStdio<Writable, Readable, Readable>) {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (this.#err += d));
   }
@@ -59,8 +61,6 @@ export class EmulatorProcess {
     this.#queue = answer.catch(() => {});
     return answer;
   }
-
-  #queue: Promise<unknown> = Promise.resolve();
 
   async #sendNow(line: string): Promise<string> {
     this.child.stdin.write(line + '\n');

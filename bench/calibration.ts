@@ -7,7 +7,7 @@
  * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them).
  */
 import { performance } from 'node:perf_hooks';
-import { clearExcitation } from '../src/calibration/clearance.ts';
+import { clearExcitation, unsteadyChirpLine } from '../src/calibration/clearance.ts';
 import { defaultCalibration } from '../src/calibration/defaults.ts';
 import { fitRobot } from '../src/calibration/fit-robot.ts';
 import { replayRms } from '../src/calibration/forward.ts';
@@ -45,11 +45,12 @@ try {
       console.log(`${name} | skipped: every swing touches (${JSON.stringify(plan.refused)})`);
       continue;
     }
+    for (const u of plan.unsteady) console.log(unsteadyChirpLine(name, u));
     const t0 = performance.now();
     logs.push(await runMotor(rig, config, name, undefined, plan.excitation));
     robotSeconds.set(
       name,
-      `+-${plan.amplitudeDeg} deg, robot ${logs[logs.length - 1]!.t.length * 0.02} s, run ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `+-${plan.amplitudeDeg} deg (chirp +-${plan.chirpAmplitudeDeg}), robot ${logs[logs.length - 1]!.t.length * 0.02} s, run ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
   }
   // The floor of each fit's residual: the twin with every true figure replaying the run.

@@ -12,7 +12,7 @@ import { isAbortError } from '../core/clock.ts';
 import { ConfigError } from '../core/errors.ts';
 import { RealBackend } from '../real/backend.ts';
 import { loadUrdf } from '../urdf/parse.ts';
-import { clearExcitation, refusedSwingLine, skippedSwingLine } from './clearance.ts';
+import { clearExcitation, refusedSwingLine, skippedSwingLine, unsteadyChirpLine } from './clearance.ts';
 import { defaultCalibration } from './defaults.ts';
 import { fitRobot } from './fit-robot.ts';
 import { fitLine } from './fit.ts';
@@ -100,6 +100,7 @@ export async function main(argv: string[]): Promise<number> {
         console.error(skippedSwingLine(name));
         continue;
       }
+      for (const u of plan.unsteady) console.error(unsteadyChirpLine(name, u));
       // Paced by the bus loop's cycles and logged on them, as the server's run (real-rig.ts; the loop at 50 Hz).
       const id = config.motors.find((m) => m.name === name)!.id;
       const paced = cycleRig(backend, 50, id, stopping.signal)!;

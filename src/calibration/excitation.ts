@@ -45,11 +45,13 @@ export function excitation(
   limits: readonly [number, number],
   margin = 5,
   maxAmplitude = MAX_AMPLITUDE_DEG,
+  maxChirpAmplitude = maxAmplitude,
 ): Excitation {
   const lo = limits[0] + margin;
   const hi = limits[1] - margin;
   const c = Math.min(hi, Math.max(lo, centre));
   const amp = Math.max(2, Math.min(maxAmplitude, (hi - lo) / 2 - 1, c - lo, hi - c));
+  const chirpAmp = Math.min(amp, maxChirpAmplitude);
   const segments: [string, number, number][] = [];
   const programs: [number, (t: number) => Command][] = [];
   let t0 = 0;
@@ -75,7 +77,7 @@ export function excitation(
     const f0 = 0.3;
     const f1 = 2.5;
     add(`chirp@${limit}`, T, (t) =>
-      on(c + amp * Math.sin(2 * Math.PI * (f0 * t + ((f1 - f0) * t * t) / (2 * T))), limit),
+      on(c + chirpAmp * Math.sin(2 * Math.PI * (f0 * t + ((f1 - f0) * t * t) / (2 * T))), limit),
     );
   }
   // The gearbox's band is symmetric about where the P law meets gravity: a slow ramp onto the same target from below

@@ -9,7 +9,7 @@ import type { MotorCalibration } from '../config/calibration.ts';
 import { AbortError } from '../core/clock.ts';
 import { entryModule } from '../core/entry.ts';
 import { workerBoot } from '../core/ts-worker.ts';
-import type { PredictedTouch } from './clearance.ts';
+import type { PredictedTouch, UnsteadyChirp } from './clearance.ts';
 import type { MotorLog } from './run.ts';
 import type { TouchLog, TouchPlan } from './touch.ts';
 
@@ -33,7 +33,11 @@ export type PlannedTouch = TouchPlan | { readonly refused: string };
 /** A joint's clear swing: its amplitude (null: every swing touches) and what the wider ones would touch. */
 export interface SwingPlan {
   readonly amplitudeDeg: number | null;
+  /** The chirp's amplitude at that swing (absent: the swing's). */
+  readonly chirpAmplitudeDeg?: number;
   readonly refused: readonly (PredictedTouch & { amplitudeDeg: number })[];
+  /** The wider chirps narrowed at that swing. */
+  readonly unsteady?: readonly UnsteadyChirp[];
 }
 
 export type FitMessage =
@@ -117,7 +121,10 @@ export async function planInWorker(
   await inWorker(
     { robot, logs: [], plan: motors },
     (m) => {
-      if ('swing' in m) plans.set(m.motor, { amplitudeDeg: m.amplitudeDeg, refused: m.refused });
+      if ('swing' in m) {
+        const { motor: _motor, swing: _swing, ...plan } = m;
+        plans.set(m.motor, plan);
+      }
     },
     signal,
   );

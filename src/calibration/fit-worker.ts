@@ -24,8 +24,18 @@ try {
   } else if (job.plan) {
     for (const motor of job.plan) {
       const plan = await clearExcitation(config, urdf, motor);
-      const amplitudeDeg = plan.excitation ? (plan as { amplitudeDeg: number }).amplitudeDeg : null;
-      post({ motor, swing: true, amplitudeDeg, refused: plan.refused });
+      post(
+        plan.excitation
+          ? {
+              motor,
+              swing: true,
+              amplitudeDeg: plan.amplitudeDeg,
+              chirpAmplitudeDeg: plan.chirpAmplitudeDeg,
+              refused: plan.refused,
+              unsteady: plan.unsteady,
+            }
+          : { motor, swing: true, amplitudeDeg: null, refused: plan.refused },
+      );
     }
   } else {
     const touched = job.touches?.length ? await fitTouches(config, urdf, job.touches) : undefined;

@@ -16,7 +16,7 @@ import type { Motor } from '../robot/motor.ts';
 import type { Robot } from '../robot/robot.ts';
 import type { MovePath } from '../robot/trajectory.ts';
 import { defaultCalibration } from './defaults.ts';
-import { refusedSwingLine, skippedSwingLine, swingExcitation } from './clearance.ts';
+import { refusedSwingLine, skippedSwingLine, swingExcitation, unsteadyChirpLine } from './clearance.ts';
 import { fitLine } from './fit.ts';
 import { type FitJob, fitInWorker, planInWorker, planTouchesInWorker } from './fit-thread.ts';
 import { type TouchLog, runTouch, touchLine, touchesStartLine } from './touch.ts';
@@ -229,7 +229,8 @@ export class CalibrationRun {
           this.#say(skippedSwingLine(name));
           continue;
         }
-        const chosen = swing && swingExcitation(config, name, swing.amplitudeDeg!);
+        for (const u of swing?.unsteady ?? []) this.#say(unsteadyChirpLine(name, u));
+        const chosen = swing && swingExcitation(config, name, swing.amplitudeDeg!, swing.chirpAmplitudeDeg);
         this.#status = { ...this.#status, motor: name };
         moved = true;
         // A stop between samples returns what was logged (and says "run done"): the signal says it was a stop.

@@ -175,15 +175,31 @@ describe('the calibration run of a server', function () {
 
   it('a joint every swing of which touches is skipped and said; a narrowed one says what it avoided', async () => {
     const fitted: string[] = [];
+    let chirpSwing = 0;
     const fit: Fitter = async (job) => {
       fitted.push(...job.logs.map((l) => l.motor));
+      for (const log of job.logs)
+        log.segments.forEach(([name, from, to]) => {
+          if (!name.startsWith('chirp')) return;
+          for (const [k, t] of log.t.entries())
+            if (t >= from && t < to)
+              chirpSwing = Math.max(chirpSwing, Math.abs(log.command[k]!.goal - log.start));
+        });
     };
     const touch = { links: ['tip', 'table'] as const, time: 9.7 };
     const r = run(path.join(tmp, 'skipped'), {
       fit,
       planSwings: async () =>
         new Map([
-          ['m2', { amplitudeDeg: 14, refused: [{ ...touch, amplitudeDeg: 20 }] }],
+          [
+            'm2',
+            {
+              amplitudeDeg: 14,
+              chirpAmplitudeDeg: 7,
+              refused: [{ ...touch, amplitudeDeg: 20 }],
+              unsteady: [{ chirpAmplitudeDeg: 14, spreadDeg: 0.3 }],
+            },
+          ],
           ['m3', { amplitudeDeg: null, refused: [4, 8, 14, 20].map((a) => ({ ...touch, amplitudeDeg: a })) }],
         ]),
     });
@@ -197,6 +213,12 @@ describe('the calibration run of a server', function () {
     expect(done.progress).to.include(
       "m2: a swing of +-20 deg would bring tip and table into contact 9.7 s in (the twin's prediction)",
     );
+    // The chirp the plan narrowed is the one that ran, and the run said why.
+    expect(done.progress).to.include(
+      "m2: a chirp of +-14 deg would not replay (the twin's prediction moves 0.30 deg RMS with the other joints " +
+        '0.1 deg elsewhere): narrowed',
+    );
+    expect(chirpSwing).to.be.within(6.9, 7);
     expect(fitted).to.deep.equal(['m2']);
   });
 

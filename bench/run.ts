@@ -148,7 +148,7 @@ if (process.argv.includes('shadow-held')) {
       ...shadowPhysics(),
     });
     console.log(
-      `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings`,
+      `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings, ${r.touching.length} times the twin touching alone`,
     );
     console.log(
       `  dead bands (deg): ${Object.entries(r.deadBands)
@@ -156,7 +156,7 @@ if (process.argv.includes('shadow-held')) {
         .join(', ')}`,
     );
     for (const e of r.events) console.log(`  event: ${JSON.stringify(e)}`);
-    for (const w of r.warnings) console.log(`  ${w}`);
+    for (const w of [...r.warnings, ...r.touching]) console.log(`  ${w}`);
   }
   process.exit(0);
 }

@@ -36,8 +36,11 @@ export interface ShadowEvent {
   readonly band: number;
 }
 
-/** 'paused': the comparison is paused (a calibration run drives the servos, pause()). */
-export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | 'paused' | DivergenceKind;
+/**
+ * 'paused': the comparison is paused (a calibration run drives the servos, pause()). 'touching': beyond the band
+ * because the twin presses a contact the real joint does not feel (twinAloneTouches): the twin's fault, not an event.
+ */
+export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | 'paused' | 'touching' | DivergenceKind;
 
 export interface MotorComparison {
   readonly motor: string;
@@ -108,6 +111,16 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
 }
 
 /**
+ * The twin's joint holds a contact's push the real one does not feel: a pressing contact acts across it in the twin
+ * (`pressed`), and its load is beyond the real servo's by more than the load band. Where links touch, offsets within
+ * their calibration's uncertainty put one a degree or two into the other, and the contact holds the twin's joint
+ * degrees from the real one (decision 0086); a real joint that meets something feels it, and is still judged.
+ */
+function twinAloneTouches(real: Reading, twin: Reading, pressed: boolean): boolean {
+  return pressed && Math.abs(twin.load) > Math.abs(real.load) + BAND.LOAD_BAND;
+}
+
+/**
  * Both joints still and each within `restBand` of the twin's goal: where a stiff servo's gearbox holds a joint after a
  * move depends on the side and speed it came from, and its I term takes a second or more to bring it to the goal
  * (decision 0071). A joint pushed, blocked or slipped beyond the band is still compared.
@@ -161,6 +174,8 @@ export interface ComparatorOptions {
   readonly deadBands?: ReadonlyMap<string, number>;
   /** Called once per event raised (with what its hold window said) and once per event cleared. */
   readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared', held?: HoldWindow) => void;
+  /** Called as a motor becomes `touching` (twinAloneTouches), once until it is something else. */
+  readonly onTouching?: (motor: string, real: Reading, twin: Reading) => void;
 }
 
 export class Comparator {
@@ -204,7 +219,8 @@ export class Comparator {
    * One comparison at time `t` (s): `real` undefined when the motor gave no reading this cycle, `online` false when
    * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare. `restBand`
    * (degrees): how far from its goal the servo's gearbox may hold it at rest (restBandDeg); two still joints each
-   * within it of the goal agree, whichever side each stopped on.
+   * within it of the goal agree, whichever side each stopped on. `pressed`: a pressing contact in the twin acts across
+   * this joint (twinAloneTouches).
    */
   update(
     t: number,
@@ -214,6 +230,7 @@ export class Comparator {
     twin: Reading,
     compliant: boolean,
     restBand = 0,
+    pressed = false,
   ): MotorComparison {
     const k = this.#tracks.get(motor)!;
     if (this.#paused) {
@@ -276,7 +293,24 @@ export class Comparator {
       if (k.event) this.#clear(k, t);
       return (k.last = { motor, real, twin, error, band, deadBand, restBand, state: 'compliant' });
     }
-    if (Math.abs(error) > band && !restingAtGoal(real, twin, restBand)) {
+    const beyond = Math.abs(error) > band && !restingAtGoal(real, twin, restBand);
+    if (beyond && twinAloneTouches(real, twin, pressed)) {
+      // Neither raised nor cleared: a divergence under way starts afresh once the twin lets go.
+      k.overSince = undefined;
+      k.inBandSince = undefined;
+      if (!k.event && k.last.state !== 'touching') this.opts.onTouching?.(motor, real, twin);
+      return (k.last = {
+        motor,
+        real,
+        twin,
+        error,
+        band,
+        deadBand,
+        restBand,
+        state: k.event?.kind ?? 'touching',
+      });
+    }
+    if (beyond) {
       k.inBandSince = undefined;
       if (k.overSince === undefined) {
         k.overSince = t;

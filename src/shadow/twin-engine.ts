@@ -13,10 +13,12 @@ import {
   type ModelSpec,
   type RawValue,
   complianceSlopeToP,
+  loadToPercent,
   positionToDeg,
   speedToDegS,
 } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
+import { BAND } from './comparator.ts';
 import type { FirmwareState } from '../sim/servo.ts';
 
 /** The worker thread's name on Linux (`top -H`, `ps -L`; the Pi-budget bench finds it by it). */
@@ -85,6 +87,8 @@ export interface TwinCycleOutput {
   readonly limit?: ById;
   /** Each motor's raw P gain now (the AX's compliance slope acts as one). */
   readonly kp: ById<number>;
+  /** The motors (ids) a pressing contact in the twin acts across after the cycle (World.pressedJoints). */
+  readonly pressed: readonly number[];
   readonly firmware?: ById<FirmwareState>;
   /** The cycle was stale (see TwinCycleInput.epoch): only its writes were taken. */
   readonly stale: boolean;
@@ -114,6 +118,7 @@ export interface TwinEngine {
 
 interface EngineMotor {
   readonly id: number;
+  readonly name: string;
   readonly spec: ModelSpec;
 }
 
@@ -139,7 +144,11 @@ export class LocalTwinEngine implements TwinEngine {
       solverIterations: setup.solverIterations,
       servoParams: setup.servoParams,
     });
-    this.#motors = setup.config.motors.map((m) => ({ id: m.id, spec: setup.models.get(m.id)! }));
+    this.#motors = setup.config.motors.map((m) => ({
+      id: m.id,
+      name: m.name,
+      spec: setup.models.get(m.id)!,
+    }));
   }
 
   get stepS(): number {
@@ -216,6 +225,13 @@ export class LocalTwinEngine implements TwinEngine {
     ] as const;
     const [torque, position, speed, load, goal] = await Promise.all(regs.map((r) => sim.bus.read(ids, r)));
     const limit = this.#setup.commands ? await sim.bus.read(ids, 'torque_limit') : undefined;
+    // Only a joint loaded beyond the load band can hold a push the real one does not feel (comparator.ts
+    // twinAloneTouches): the contacts, 70-125 us a cycle of a moving robot, are read only then.
+    const loaded = this.#motors.some((m) => {
+      const v = load!.get(m.id);
+      return typeof v === 'number' && Math.abs(loadToPercent(v)) > BAND.LOAD_BAND;
+    });
+    const pressedJoints = loaded ? sim.simulation.pressedJoints() : new Set<string>();
     return {
       time: sim.clock.now(),
       torque: torque!,
@@ -225,6 +241,7 @@ export class LocalTwinEngine implements TwinEngine {
       goal: goal!,
       limit,
       kp: await this.#pGains(),
+      pressed: this.#motors.filter((m) => pressedJoints.has(m.name)).map((m) => m.id),
       firmware: this.#setup.firmware ? sim.firmwareStates() : undefined,
     };
   }

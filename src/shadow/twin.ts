@@ -142,6 +142,13 @@ export class ShadowTwin {
         if (change === 'raised') opts.log(describeEvent(e, held), 'warn');
         else opts.log(describeClear(e), 'info');
       },
+      onTouching: (motor, real, twin) =>
+        opts.log(
+          `shadow: ${motor} touching: the twin presses a contact the robot does not feel (twin ` +
+            `${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
+            `${round(real.load)} %): not an event`,
+          'info',
+        ),
     });
   }
 
@@ -424,7 +431,8 @@ export class ShadowTwin {
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
       const restBand = restBandDeg(m.model, kp.get(m.id) ?? 0);
-      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand);
+      const pressed = out.pressed.includes(m.id);
+      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand, pressed);
     }
     if (resuming) this.comparator.resume();
     this.stats.cycles++;

@@ -181,6 +181,7 @@ export class SimBackend implements Backend {
       hand: this.#hands.tool,
       realTimeFactor: () => this.#realTimeFactor(),
       contacts: () => this.#world?.contacts() ?? [],
+      pressedJoints: () => this.#world?.pressedJoints() ?? new Set(),
       reset: () => this.#reset(),
       setPose: (rawDeg) => this.#setPose(rawDeg),
       placeJoint: (id, rawDeg, rawDegS) => this.#placeJoint(id, rawDeg, rawDegS ?? 0),

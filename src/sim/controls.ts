@@ -36,6 +36,8 @@ export interface SimulationControls {
   readonly hand: HandTool;
   /** The contacts of the last physics step (the scenario checks and tests read them). */
   contacts(): readonly Contact[];
+  /** The joints (by name) a pressing contact of the last step acts across (World.pressedJoints). */
+  pressedJoints(): ReadonlySet<string>;
   /** Calls `listener(simTime)` after every physics step until the returned function is called. Keep it cheap. */
   onStep(listener: (simTime: number) => void): () => void;
   /** Sim seconds per wall second over the last measuring window. */

@@ -48,6 +48,8 @@ export class PhysicsWorld {
   readonly #gravity: number;
   #contacts: Contact[] | undefined;
   readonly #bodyList: RAPIER.RigidBody[];
+  /** Each joint's subtree as a set of body indices, made when first asked (pressedJoints). */
+  #subtreeSets: Set<number>[] | undefined;
   /** Body masses (kg), constant, in body-list order. */
   readonly #masses: number[];
   readonly #comCache: Float64Array;
@@ -364,6 +366,23 @@ export class PhysicsWorld {
   contacts(): readonly Contact[] {
     this.#contacts ??= readContacts(this.#world, this.#colliderNames);
     return this.#contacts;
+  }
+
+  /**
+   * The joints a pressing contact of the last step acts across: one of its links in the joint's subtree, the other
+   * outside it (another link, or the table). Such a joint holds part of its load against the contact.
+   */
+  pressedJoints(): Set<string> {
+    const pressed = new Set<string>();
+    const pressing = this.contacts().filter((c) => c.impulse > 0);
+    if (!pressing.length) return pressed;
+    this.#subtreeSets ??= this.#joints.map((j) => new Set(j.subtree));
+    const indexOf = new Map([...this.#bodies.keys()].map((name, i) => [name, i]));
+    for (const [k, j] of this.#joints.entries()) {
+      const inside = (link: string) => this.#subtreeSets![k]!.has(indexOf.get(link) ?? -1);
+      if (pressing.some((c) => inside(c.a) !== inside(c.b))) pressed.add(j.urdf.name);
+    }
+    return pressed;
   }
 
   /** World pose of a link frame (for the camera and tests). */

@@ -86,6 +86,8 @@ export interface HeldSoak {
   readonly events: ShadowEventAnswer[];
   /** The server's shadow warnings meanwhile (events, and re-anchorings after a stall). */
   readonly warnings: string[];
+  /** The info lines of motors the twin held against a contact the robot did not feel (comparator.ts, touching). */
+  readonly touching: string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -145,6 +147,7 @@ export async function soakHeld(rig: ShadowRig, plan: HoldPlan, seconds: number, 
 
   const status = (await call('GET', '/shadow/status.json')) as unknown as ShadowStatusAnswer;
   const from = rig.logs.length;
+  const fromLogged = rig.logged.length;
   const started = performance.now();
   await held();
   let laps = 0;
@@ -172,6 +175,10 @@ export async function soakHeld(rig: ShadowRig, plan: HoldPlan, seconds: number, 
     seconds: (performance.now() - started) / 1000,
     events,
     warnings: rig.logs.slice(from).filter((l) => l.startsWith('shadow:')),
+    touching: rig.logged
+      .slice(fromLogged)
+      .map((l) => l.line)
+      .filter((l) => / touching: /.test(l)),
   };
 }
 

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { until } from '../helpers.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { readCycleLog } from '../../src/calibration/from-log.ts';
-import { modelSpec } from '../../src/dynamixel/registers.ts';
+import { degToPosition, modelSpec, positionToDeg } from '../../src/dynamixel/registers.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import {
   ThreadTwinEngine,
@@ -67,6 +67,56 @@ describe('--shadow-thread: where the twin runs', () => {
     let err: unknown;
     await measureStepCostInWorker({ config, urdf: broken }).catch((e: unknown) => (err = e));
     expect(err, 'a world that cannot be built').to.be.instanceOf(Error);
+  });
+});
+
+describe("the twin in a worker thread says which joints its contacts press (the comparator's touching)", function () {
+  this.timeout(60000);
+
+  it("the Torso's forearm pressed on the table: the joints carrying it, none while it only rests there", async () => {
+    const config = await loadRobotConfig('torso');
+    const models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
+    const engine = new ThreadTwinEngine({
+      config,
+      urdf: await loadUrdf(config.urdfPath),
+      models,
+      stepS: 0.002,
+    });
+    const idle = { writes: [], dt: 0.02, place: false, epoch: 0 };
+    const run = async (cycles: number) => {
+      let out = await engine.cycle(idle);
+      for (let i = 1; i < cycles; i++) out = await engine.cycle(idle);
+      return out;
+    };
+    try {
+      await engine.open(new Map());
+      const ids = config.motors.map((m) => m.id);
+      const pos = await engine.read(ids, 'present_position');
+      await engine.cycle({
+        ...idle,
+        writes: [
+          ['torque_enable', new Map(ids.map((id) => [id, 1]))],
+          ['goal_position', pos],
+        ],
+      });
+      expect((await run(25)).pressed, 'standing').to.deep.equal([]);
+      const shoulder = config.motors.find((m) => m.name === 'l_shoulder_y')!;
+      const spec = models.get(shoulder.id)!;
+      const swing = async (by: number) => {
+        const goal = degToPosition(spec, positionToDeg(spec, pos.get(shoulder.id) as number) + by);
+        await engine.cycle({ ...idle, writes: [['goal_position', new Map([[shoulder.id, goal]])]] });
+        return run(100);
+      };
+      // Swung 40 degrees forward the forearm lies on the table, every servo under the load band: not read.
+      expect((await swing(40)).pressed).to.deep.equal([]);
+      // 55 degrees: pressed on it, the elbow and shoulder loaded.
+      const names = (await swing(55)).pressed.map((id) => config.motors.find((m) => m.id === id)!.name);
+      expect(names.sort()).to.deep.equal(
+        ['abs_z', 'bust_y', 'bust_x', 'l_shoulder_y', 'l_shoulder_x', 'l_arm_z', 'l_elbow_y'].sort(),
+      );
+    } finally {
+      await engine.close();
+    }
   });
 });
 

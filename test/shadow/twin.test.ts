@@ -362,6 +362,43 @@ describe('the divergence comparator', () => {
     expect(seen).to.deep.equal(['raised offset']);
   });
 
+  it('the twin pressing a contact the real joint does not feel is touching, not an event; felt, it is judged', () => {
+    // The Torso's held soak: the twin's arm pressed on its side at 39 % where the real servo read 0.
+    const loaded = (position: number, load: number): Reading => ({ position, speed: 0, load, goal: 0 });
+    const run = (real: Reading, twin: Reading, pressed: boolean) => {
+      const seen: string[] = [];
+      const c = new Comparator({
+        motors: ['m1'],
+        onEvent: (e, change) => seen.push(`${change} ${e.kind}`),
+        onTouching: (motor, r, tw) => seen.push(`touching ${motor} ${tw.load - r.load}`),
+      });
+      for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', real, true, twin, false, 0, pressed);
+      return { seen, state: r0(c).state };
+    };
+    // Said once (the server logs it), not raised.
+    expect(run(loaded(0, 0.5), loaded(-4, 39), true)).to.deep.equal({
+      seen: ['touching m1 38.5'],
+      state: 'touching',
+    });
+    // Without the twin's contact, the same readings are an event.
+    expect(run(loaded(0, 0.5), loaded(-4, 39), false).seen).to.deep.equal(['raised pushed']);
+    // The real joint pressing as hard (it met something too): judged (loads alike: an offset).
+    expect(run(loaded(0, 30), loaded(-4, 39), true).seen).to.deep.equal(['raised offset']);
+    // Within the band, a contact changes nothing.
+    expect(run(loaded(0, 0.5), loaded(-1, 39), true)).to.deep.equal({ seen: [], state: 'agree' });
+    // Once the twin's load falls to the real one's, a shift that stays is an offset, raised a whole hold later.
+    const { c, seen } = make();
+    let t = 0;
+    for (; t < 1; t += 0.02) c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 39), false, 0, true);
+    const free = t;
+    for (; t < free + BAND.HOLD_S - 0.05; t += 0.02)
+      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, true);
+    expect(seen).to.deep.equal([]);
+    for (; t < free + BAND.HOLD_S + 0.1; t += 0.02)
+      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, true);
+    expect(seen).to.deep.equal(['raised offset']);
+  });
+
   it('widens the band with the speed of a moving joint', () => {
     const { c } = make();
     const moving = { position: 0, speed: 200, load: 0 };

@@ -1,5 +1,6 @@
 /** Contacts in the twin: colliders from the URDF, the table or floor, self-collision, and what contacts() reports. */
 import { expect } from 'chai';
+import { carried } from '../../src/calibration/touch.ts';
 import { loadUrdf } from '../../src/urdf/parse.ts';
 import { qrotate, qrpy, vadd } from '../../src/sim/quat.ts';
 import { placeShape, shapeOf } from '../../src/sim/collision-shapes.ts';
@@ -218,6 +219,8 @@ describe('sim contacts', function () {
     try {
       await s.post('/sim/motors/compliant.json', { compliant: false });
       await s.advance(0.2);
+      // Standing on the table, nothing presses across a joint: the base's own contact is beneath every joint.
+      expect([...s.simulation!.pressedJoints()]).to.deep.equal([]);
       // The arm swung forward and down past the table: the forearm presses on it, and through the arm on the bust.
       const shoulder = (await positions(s)).l_shoulder_y!;
       await untilAnswered(
@@ -231,6 +234,13 @@ describe('sim contacts', function () {
       );
       await s.advance(2);
       expect(touching(s, 'table')).to.include('l_forearm');
+      // The press acts across every joint that carries the forearm, and across none of the others.
+      const urdf = await loadUrdf(s.config.urdfPath);
+      const carrying = s.config.motors
+        .filter((m) => carried(urdf, m.name).includes('l_forearm'))
+        .map((m) => m.name);
+      expect(carrying).to.include.members(['abs_z', 'bust_y', 'bust_x', 'l_shoulder_y', 'l_elbow_y']);
+      expect([...s.simulation!.pressedJoints()].sort()).to.deep.equal(carrying.sort());
       // Before the gearbox held as a constraint, the bust's friction flipped every step against the push it could not
       // see: bust_x read -27 deg/s, bust_y +10, on a robot that was not moving.
       for (let k = 0; k < 10; k++) {

@@ -37,9 +37,9 @@ const statusAnswer = z.object({
         description:
           "how far from its goal the servo's gearbox may hold a still joint, degrees (its model with the calibration's friction and gain, at its P gain now): two still joints each within it of the goal agree",
       }),
-      state: z.enum(['agree', 'diverging', 'compliant', 'paused', ...kind.options]).meta({
+      state: z.enum(['agree', 'diverging', 'compliant', 'paused', 'touching', ...kind.options]).meta({
         description:
-          'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json)',
+          'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json); touching: beyond the band because the twin presses a contact the real joint does not feel (no event)',
       }),
     }),
   ),

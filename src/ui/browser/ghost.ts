@@ -14,11 +14,12 @@ export type ShadowTint = 'agree' | 'diverging' | 'event';
 
 /**
  * 'agree', 'compliant' (the twin follows the hand) and 'paused' (a calibration run, not judged) are fine; 'diverging'
- * is on its way; the rest are events.
+ * is on its way, and 'touching' (the twin presses a contact the robot does not feel) differs without an event; the
+ * rest are events.
  */
 export function shadowTint(state: string | undefined): ShadowTint {
   if (state === undefined || state === 'agree' || state === 'compliant' || state === 'paused') return 'agree';
-  return state === 'diverging' ? 'diverging' : 'event';
+  return state === 'diverging' || state === 'touching' ? 'diverging' : 'event';
 }
 
 const COLOURS: Record<ShadowTint, number> = { agree: 0x60a5fa, diverging: 0xf59e0b, event: 0xef4444 };

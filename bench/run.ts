@@ -115,13 +115,19 @@ const shadowPhysics = () => ({
 });
 /**
  * `npm run bench -- shadow-soak [ergo-jr|torso]`: the no-false-alarm soak of issue 29, BENCH_SOAK_SECONDS long
- * (default 600) per robot (both unless one is named); BENCH_SHADOW_HZ and BENCH_SHADOW_ITERATIONS the twin's physics.
+ * (default 600) per robot (both unless one is named); BENCH_SHADOW_HZ and BENCH_SHADOW_ITERATIONS the twin's physics;
+ * BENCH_SOAK_SERVOS=<file> the emulator's servos, BENCH_SOAK_CALIBRATION=<file> the twin's (issue 45's check: the
+ * bands from a fit, no false alarm over 10 minutes).
  */
 if (process.argv.includes('shadow-soak')) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const named = ['ergo-jr', 'torso'].filter((r) => process.argv.includes(r));
   for (const robot of named.length ? named : ['ergo-jr', 'torso']) {
-    const r = await runShadowSoak(robot, seconds, shadowPhysics());
+    const r = await runShadowSoak(robot, seconds, {
+      ...shadowPhysics(),
+      servoParams: process.env.BENCH_SOAK_SERVOS,
+      calibration: process.env.BENCH_SOAK_CALIBRATION,
+    });
     const w = r.worst;
     console.log(
       `shadow soak ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos, a replay both ways, a primitive, a hand move): ${r.events.length} events (goal 0); largest normal error ${w.error.toFixed(2)} deg on ${w.motor} against a band of ${w.band.toFixed(2)} deg (${((100 * w.error) / w.band).toFixed(0)} %)`,

@@ -141,13 +141,14 @@ export interface SoakResult {
 export async function runShadowSoak(
   robot: string,
   seconds: number,
-  physics: { physicsHz?: number; solverIterations?: number } = {},
+  /** The twin's physics, and the emulator's servos (--servo-params) and the twin's calibration (--calibration), files. */
+  opts: { physicsHz?: number; solverIterations?: number; servoParams?: string; calibration?: string } = {},
 ): Promise<SoakResult> {
   const plan = SOAK[robot];
   if (!plan) throw new Error(`no soak for ${robot} (ergo-jr, torso)`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'poppy-shadow-soak-'));
   const records = path.join(tmp, 'records');
-  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: records, ...physics });
+  const rig = await startShadowRig({ robot, faults: 'drop=0.05', recordsDir: records, ...opts });
   const call = async (method: string, p: string, body?: unknown) => {
     const res = await rig.call(method, p, body);
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);

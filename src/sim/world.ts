@@ -1,3 +1,4 @@
+// Over 400 lines: one robot's Rapier state and what is read of it (angles, loads, contacts) stay in one class.
 /**
  * The stepping core of one robot's Rapier world (built by build-world.ts): each servo acts through its joint's Rapier
  * motor, solved implicitly with the other constraints (light links in a chain make explicit torques unstable). With the

@@ -35,8 +35,8 @@ const ROBOTS: readonly {
   robot: string;
   moves: IntoTable;
   lands: (links: string[]) => boolean;
-  /** How close (s) the calibrated prediction must come for a move: the issue's 10 ms unless said. */
-  within: (move: string) => number;
+  /** How much later (s), at least, the guard's worst prediction is without the servos' hidden state. */
+  hiddenStateWorth: number;
 }[] = [
   {
     robot: 'ergo-jr',
@@ -46,19 +46,20 @@ const ROBOTS: readonly {
       s,
     ]),
     lands: (links) => links.join() === 'table,tip',
-    within: () => 0.01,
+    // The XL-320s' loads pin where gravity and the gearbox hold the arm: without them, 44-78 ms late.
+    hiddenStateWorth: 0.03,
   },
   {
     robot: 'torso',
     moves: TORSO_INTO_TABLE,
     lands: (links) => /^(l|r)_forearm,table$/.test(links.join()),
-    // The 2 s bow lowers the forearm slowly: the fit's bust and right-arm offsets, 0.2-0.6 degree off the truth, put
-    // its contact 12 ms late (2 ms with the true figures). The other moves within 8 ms (bench/README.md).
-    within: (move) => (move === 'a bow' ? 0.015 : 0.01),
+    // With the fit of decision 0085 every move comes within 6 ms (the fit before it put the slow bow's 12 ms late).
+    // Its MX-28s hold where the fit's twin holds them: without the hidden state one move 4 ms later (6 -> 10 ms).
+    hiddenStateWorth: 0.004,
   },
 ];
 
-for (const { robot: name, moves, lands, within } of ROBOTS)
+for (const { robot: name, moves, lands, hiddenStateWorth } of ROBOTS)
   describe(`the guard with a calibration, against the emulated robot: ${name}`, function () {
     this.timeout(60000);
     let config: RobotConfig;
@@ -165,18 +166,22 @@ for (const { robot: name, moves, lands, within } of ROBOTS)
       return out;
     }
 
-    it('calibrated: every contact predicted within 10 ms of when the robot meets the table (the slow bow: 15)', async () => {
+    it('calibrated: every contact predicted within 10 ms of when the robot meets the table', async () => {
       for (const r of await predictAndDrive(fitted)) {
         expect(lands(r.links), `${r.move}: ${r.links.join(' and ')} met`).to.equal(true);
         expect(r.foreseen, `${r.move}: the links foreseen`).to.deep.equal(r.links);
         const error = Math.abs(r.predicted - r.real);
-        expect(error, `${r.move}: ${JSON.stringify(r)}`).to.be.at.most(within(r.move) + 1e-9);
+        expect(error, `${r.move}: ${JSON.stringify(r)}`).to.be.at.most(0.01 + 1e-9);
       }
     });
 
-    it("without the I terms the loads pin and the twin's firmware state, the calibrated guard is later", async () => {
-      const errors = (await predictAndDrive(fitted, false)).map((r) => r.predicted - r.real);
-      expect(Math.max(...errors.map(Math.abs)), JSON.stringify(errors)).to.be.above(0.01);
+    it("without the I terms the loads pin and the twin's firmware state, the calibrated guard is never closer", async () => {
+      const errors = async (hidden: boolean) =>
+        (await predictAndDrive(fitted, hidden)).map((r) => Math.abs(r.predicted - r.real));
+      const [held, bare] = [await errors(true), await errors(false)];
+      const said = JSON.stringify({ held, bare });
+      bare.forEach((e, k) => expect(e, said).to.be.at.least(held[k]! - 1e-9));
+      expect(Math.max(...bare) - Math.max(...held), said).to.be.at.least(hiddenStateWorth - 1e-9);
     });
 
     it('on the datasheets instead, the same moves are predicted tens of ms off, or another link lands', async () => {

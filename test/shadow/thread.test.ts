@@ -70,18 +70,24 @@ describe('--shadow-thread: where the twin runs', () => {
   });
 });
 
+/** A robot's twin engine in a worker thread at a 2 ms step, its models the robot's. */
+async function threadEngine(robot: string) {
+  const config = await loadRobotConfig(robot);
+  const models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
+  const engine = new ThreadTwinEngine({
+    config,
+    urdf: await loadUrdf(config.urdfPath),
+    models,
+    stepS: 0.002,
+  });
+  return { config, models, engine };
+}
+
 describe("the twin in a worker thread says which joints its contacts press (the comparator's touching)", function () {
   this.timeout(60000);
 
   it("the Torso's forearm pressed on the table: the joints carrying it, none while it only rests there", async () => {
-    const config = await loadRobotConfig('torso');
-    const models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
-    const engine = new ThreadTwinEngine({
-      config,
-      urdf: await loadUrdf(config.urdfPath),
-      models,
-      stepS: 0.002,
-    });
+    const { config, models, engine } = await threadEngine('torso');
     const idle = { writes: [], dt: 0.02, place: false, epoch: 0 };
     const run = async (cycles: number) => {
       let out = await engine.cycle(idle);
@@ -124,14 +130,7 @@ describe('the twin in a worker thread, stuck', function () {
   this.timeout(20000);
 
   it('a cycle that never ends (a day of robot time) does not keep the close waiting: it rejects, the close ends', async () => {
-    const config = await loadRobotConfig('ergo-jr');
-    const models = new Map(config.motors.map((m) => [m.id, modelSpec(m.model)]));
-    const engine = new ThreadTwinEngine({
-      config,
-      urdf: await loadUrdf(config.urdfPath),
-      models,
-      stepS: 0.002,
-    });
+    const { engine } = await threadEngine('ergo-jr');
     await engine.open(new Map());
     const stuck = engine.cycle({ writes: [], dt: 86400, place: false, epoch: 0 });
     const outcome = stuck.then(

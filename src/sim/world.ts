@@ -49,8 +49,8 @@ export class PhysicsWorld {
   readonly #gravity: number;
   #contacts: Contact[] | undefined;
   readonly #bodyList: RAPIER.RigidBody[];
-  /** Each joint's subtree as a set of body indices, made when first asked (pressedJoints). */
-  #subtreeSets: Set<number>[] | undefined;
+  /** Each joint's subtree as a set of link names, made when first asked (pressedJoints). */
+  #subtreeLinks: Set<string>[] | undefined;
   /** Body masses (kg), constant, in body-list order. */
   readonly #masses: number[];
   readonly #comCache: Float64Array;
@@ -377,11 +377,13 @@ export class PhysicsWorld {
     const pressed = new Set<string>();
     const pressing = this.contacts().filter((c) => c.impulse > 0);
     if (!pressing.length) return pressed;
-    this.#subtreeSets ??= this.#joints.map((j) => new Set(j.subtree));
-    const indexOf = new Map([...this.#bodies.keys()].map((name, i) => [name, i]));
+    if (!this.#subtreeLinks) {
+      const names = [...this.#bodies.keys()];
+      this.#subtreeLinks = this.#joints.map((j) => new Set(j.subtree.map((i) => names[i]!)));
+    }
     for (const [k, j] of this.#joints.entries()) {
-      const inside = (link: string) => this.#subtreeSets![k]!.has(indexOf.get(link) ?? -1);
-      if (pressing.some((c) => inside(c.a) !== inside(c.b))) pressed.add(j.urdf.name);
+      const subtree = this.#subtreeLinks[k]!;
+      if (pressing.some((c) => subtree.has(c.a) !== subtree.has(c.b))) pressed.add(j.urdf.name);
     }
     return pressed;
   }

@@ -19,7 +19,7 @@ import {
   buildWorld,
 } from './build-world.ts';
 import { linkPoses } from './link-poses.ts';
-import { readContacts } from './contacts.ts';
+import { readContacts, staleContactColliders } from './contacts.ts';
 import { RestWatch } from './rest.ts';
 
 /**
@@ -34,6 +34,8 @@ const FRICTION_MOTOR_STIFFNESS = 5e6;
 /** The motor's force cap with the torque on: the law itself bounds the torque. */
 const UNLIMITED = 1e6;
 const X_AXIS: V3 = [1, 0, 0];
+/** Steps between looks for contacts left behind: 50 ms at 500 Hz, about 0.2 % of a core for the Torso. */
+const CONTACT_CHECK_STEPS = 25;
 
 export class PhysicsWorld {
   readonly dt: number;
@@ -61,6 +63,10 @@ export class PhysicsWorld {
   readonly #torqued: Uint8Array;
   #comsFresh = false;
   #freed = false;
+  /** Steps since the contacts were last looked over for manifolds left behind. */
+  #sinceContactCheck = 0;
+  /** Link colliders left out of one step with their collision groups, their pairs' manifolds dropped. */
+  #parked: [RAPIER.Collider, number][] = [];
   readonly #rest: RestWatch;
 
   private constructor(urdf: UrdfRobot, dt: number, restWhenStill: boolean, parts: WorldParts) {
@@ -241,7 +247,11 @@ export class PhysicsWorld {
     // The hand's torques as forces, not impulses: Rapier applies forces in each of its substeps, where the friction
     // motor's cap is budget x substep; an impulse given all at once up front would slip past it in the first substep.
     this.#applyTorques();
+    const parked = this.#parked;
+    this.#parked = [];
     this.#world.step();
+    // Out for that one step, their pairs were dropped: the next step finds them afresh.
+    for (const [collider, groups] of parked) collider.setCollisionGroups(groups);
     this.#comsFresh = false;
     for (const j of this.#joints) {
       const q = this.#measure(j);
@@ -249,7 +259,24 @@ export class PhysicsWorld {
       j.unwrapped = q;
     }
     this.#contacts = undefined;
+    this.#dropContactsLeftBehind();
     this.#rest.stepped();
+  }
+
+  /**
+   * Every CONTACT_CHECK_STEPS steps taken: a pair pushing across a gap or from points deeper than its shapes
+   * (staleContactColliders) has its link's collider left out of the next step, so Rapier makes its contact anew
+   * (docs/decisions/0087-contacts-left-behind.md). A world at rest takes no step and looks at nothing.
+   */
+  #dropContactsLeftBehind(): void {
+    if (++this.#sinceContactCheck < CONTACT_CHECK_STEPS) return;
+    this.#sinceContactCheck = 0;
+    for (const collider of staleContactColliders(this.#world, this.#colliderNames, (n) =>
+      this.#bodies.has(n),
+    )) {
+      this.#parked.push([collider, collider.collisionGroups()]);
+      collider.setCollisionGroups(0);
+    }
   }
 
   /**

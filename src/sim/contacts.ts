@@ -82,13 +82,12 @@ function speedOf(collider: RAPIER.Collider): number {
 }
 
 /**
- * The link colliders of pairs that pushed in the last step (impulse > 0) with their shapes more than STALE_GAP apart
- * now, or their manifold's deepest point deeper than the shapes by more than that, while they move slowly. Rapier's narrow phase carries a
- * pair's manifold over while the pair turns less than a degree, and a link sliding along another can leave its points
- * millimetres from the shapes, still pushing: a Torso forearm held 5 mm off its base; and a stiff gearbox's hold in
- * the solver makes speculative points 3-14 mm apart push (docs/decisions/0087-contacts-left-behind.md). `isLink` names
- * the robot's links: of a pair, the moving link's collider is given (never the table's or the fixed base's, which
- * carry every other contact).
+ * The link colliders of pairs that pushed in the last step (impulse > 0) while moving slowly, with their shapes more
+ * than STALE_GAP apart now or their manifold's deepest point deeper than the shapes by more than that. Rapier's narrow
+ * phase carries a pair's manifold over while the pair turns less than a degree, and a link sliding along another can
+ * leave its points millimetres from the shapes, still pushing: a Torso forearm held 5 mm off its base, points 3-14 mm
+ * apart pushing (docs/decisions/0087-contacts-left-behind.md). `isLink` names the robot's links: of a pair, the moving
+ * link's collider is given (never the table's or the fixed base's, which carry every other contact).
  */
 export function staleContactColliders(
   world: RAPIER.World,

@@ -4,7 +4,8 @@
  * quarter of the chunks is reported, the figure the other sessions' load on this machine spoils least (the fast bench's
  * factor moves by 2x under it), with Rapier's own profile of those steps: collision detection, solver and the rest of
  * its step (moving the colliders). A config path measures a variant of a robot's shapes
- * (docs/decisions/0034-humanoid-measured-shapes.md).
+ * (docs/decisions/0034-humanoid-measured-shapes.md). BENCH_STEP_HZ and BENCH_STEP_ITERATIONS: the physics rate and the
+ * solver's substeps a step (the shadow twin's on a small core: 400 and 1; default the sim's, 500 and 4).
  */
 import path from 'node:path';
 import RAPIER from '@dimforge/rapier3d-simd-compat';
@@ -13,6 +14,8 @@ import { keepMoving } from './server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CHUNK = 0.05;
+const HZ = process.env.BENCH_STEP_HZ ? Number(process.env.BENCH_STEP_HZ) : undefined;
+const ITERATIONS = process.env.BENCH_STEP_ITERATIONS ? Number(process.env.BENCH_STEP_ITERATIONS) : undefined;
 const PHASES = ['timingStep', 'timingCollisionDetection', 'timingSolver'] as const;
 type Phases = Record<(typeof PHASES)[number], number>;
 
@@ -24,6 +27,7 @@ async function stepCost(robot: string, seconds: number): Promise<string> {
   const step = RAPIER.World.prototype.step;
   RAPIER.World.prototype.step = function (this: RAPIER.World, ...args: Parameters<typeof step>) {
     this.profilerEnabled = true;
+    if (ITERATIONS !== undefined) this.integrationParameters.numSolverIterations = ITERATIONS;
     step.apply(this, args);
     for (const k of PHASES) rapier[k] += this[k]();
   };
@@ -31,6 +35,7 @@ async function stepCost(robot: string, seconds: number): Promise<string> {
     backend: 'sim',
     robot,
     speed: 'manual',
+    dt: HZ === undefined ? undefined : 1 / HZ,
     recordsDir: path.join(ROOT, 'tmp', 'bench-records'),
   });
   try {
@@ -56,13 +61,15 @@ async function stepCost(robot: string, seconds: number): Promise<string> {
   const [all, cd, solver] = PHASES.map((k) => us((c) => c.rapier[k]));
   return (
     `${((best.length * CHUNK) / (best.reduce((s, c) => s + c.wall, 0) / 1000)).toFixed(1)}x, ${wall.toFixed(0)} us a step: Rapier ${all!.toFixed(0)} ` +
-    `(collisions ${cd!.toFixed(0)}, solver ${solver!.toFixed(0)}, the rest ${(all! - cd! - solver!).toFixed(0)})`
+    `(collisions ${cd!.toFixed(0)}, solver ${solver!.toFixed(0)}, the rest ${(all! - cd! - solver!).toFixed(0)}); ` +
+    `ours ${(wall - all!).toFixed(0)}`
   );
 }
 
 export async function runStepCostBench(robots: readonly string[], seconds: number): Promise<void> {
   console.log(
-    `\n== A step of the moving robot, the fastest quarter of ${CHUNK} s chunks over ${seconds} s (bench/step-cost.ts) ==`,
+    `\n== A step of the moving robot, the fastest quarter of ${CHUNK} s chunks over ${seconds} s (bench/step-cost.ts)` +
+      `${(HZ ?? ITERATIONS) ? `, ${HZ ?? 500} Hz with ${ITERATIONS ?? 4} substeps` : ''} ==`,
   );
   for (const robot of robots) console.log(`      ${robot.padEnd(9)} ${await stepCost(robot, seconds)}`);
 }

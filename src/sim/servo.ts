@@ -1,3 +1,4 @@
+// Over 400 lines: one servo's firmware loop, motor and gearbox, which share their state from one physics step to the next.
 /**
  * Firmware model of one Dynamixel servo, in its raw frame. Pure: it takes the measured joint angle and speed each
  * physics step and says what the motor does: the firmware's P(ID) duty law through the DC motor line, and the gearbox
@@ -44,6 +45,14 @@ const USER_TO_RAW_P = 8;
  * within the P loop's linear range a spring (the duty's error gain) and a damper (back-EMF, plus Kd); with the duty
  * saturated, a damper pulling towards the speed the saturated duty reaches (the back-EMF line).
  */
+/** The position loop's gains (per rad, as the duty law takes them) and its dead band (rad). */
+interface Gains {
+  readonly kp: number;
+  readonly ki: number;
+  readonly kd: number;
+  readonly margin: number;
+}
+
 export interface DriveCommand {
   /** Raw-frame angle (rad, unwrapped like the measured angle) and speed (rad/s) the law pulls towards. */
   readonly target: number;
@@ -118,9 +127,10 @@ export class SimServo {
   goalPosition: number;
   movingSpeed = 0;
   torqueLimit = 1023;
-  pid: [number, number, number] = [0, 0, 32]; // [D, I, P]
-  complianceMargin: [number, number] = [1, 1];
-  complianceSlope: [number, number] = [32, 32];
+  // Tuples are replaced whole, never changed in place: the loop's gains are worked out again on a new one.
+  pid: readonly [number, number, number] = [0, 0, 32]; // [D, I, P]
+  complianceMargin: readonly [number, number] = [1, 1];
+  complianceSlope: readonly [number, number] = [32, 32];
   led = 0;
   controlMode = 2;
   angleLimit: [number, number];
@@ -138,6 +148,8 @@ export class SimServo {
   #voltage: number;
   #wasEnabled = false;
   readonly #stall: number;
+  /** The gains and the register tuples they were worked out from. */
+  #gainsFor: { pid: object; slope: object; margin: object; gains: Gains } | undefined;
 
   constructor(opts: ServoOptions) {
     this.id = opts.id;
@@ -242,11 +254,14 @@ export class SimServo {
     externalTorque = 0,
     inertia = this.model.armature,
   ): DriveCommand {
-    const cmd = this.#step(dt, joint + this.offset, qdot, externalTorque, inertia);
     // The law's target is in the encoder's frame; the physics pulls the joint.
-    return this.offset === 0 ? cmd : { ...cmd, target: cmd.target - this.offset };
+    return this.#step(dt, joint + this.offset, qdot, externalTorque, inertia);
   }
 
+  /**
+   * The step in the encoder's frame; the command it returns pulls the joint (its target less the offset). The law is
+   * kept in locals: this runs for every servo at every physics step.
+   */
   #step(dt: number, q: number, qdot: number, externalTorque: number, inertia: number): DriveCommand {
     this.#q = q;
     this.#qdot = qdot;
@@ -255,7 +270,10 @@ export class SimServo {
     this.#lastQdot = qdot;
     const m = this.model;
     const enabled = this.torqueEnable !== 0 && this.controlMode === 2;
-    let law = { target: q, targetVelocity: 0, stiffness: 0, damping: 0 };
+    let target = q;
+    let targetVelocity = 0;
+    let stiffness = 0;
+    let damping = 0;
     let torque = 0;
     if (!enabled) {
       this.#wasEnabled = false;
@@ -274,7 +292,10 @@ export class SimServo {
       const delta = goal - this.#setpoint;
       this.#setpoint += Math.abs(delta) <= maxStep ? delta : Math.sign(delta) * maxStep;
 
-      const { kp, ki, kd, error, maxDuty, gain } = this.#loop(q);
+      const { kp, ki, kd, margin } = this.#gains();
+      const error = this.#loopError(q, margin);
+      const maxDuty = this.#maxDuty();
+      const gain = this.model.errorGain * USER_TO_RAW_P;
       if (ki > 0) {
         // Anti-windup by conditional integration (our choice; the firmware's is not documented): the integral grows
         // only while the duty is not saturated (or growing brings it back), and never asks more than the duty ceiling.
@@ -293,34 +314,29 @@ export class SimServo {
       const backEmf = (m.kt * m.kt) / m.r; // N.m.s/rad
       if (Math.abs(duty) < maxDuty) {
         // Linear range: duty * perDuty - backEmf * dq as a spring-damper.
-        const stiffness = perDuty * gain * kp;
-        const damping = backEmf + perDuty * gain * kd;
+        stiffness = perDuty * gain * kp;
+        damping = backEmf + perDuty * gain * kd;
         const rest = perDuty * gain * ki * this.#integral;
-        law =
-          stiffness > 0
-            ? { target: q + error + rest / stiffness, targetVelocity: 0, stiffness, damping }
-            : { target: q, targetVelocity: rest / damping, stiffness: 0, damping };
+        if (stiffness > 0) target = q + error + rest / stiffness;
+        else targetVelocity = rest / damping;
       } else {
         // Saturated: the back-EMF line towards the speed the duty ceiling reaches with no load.
-        law = {
-          target: q,
-          targetVelocity: (Math.sign(duty) * maxDuty * m.vin) / m.kt,
-          stiffness: 0,
-          damping: backEmf,
-        };
+        targetVelocity = (Math.sign(duty) * maxDuty * m.vin) / m.kt;
+        damping = backEmf;
       }
       torque = motorTorque(m, Math.min(maxDuty, Math.max(-maxDuty, duty)), qdot);
     }
     this.#torque = torque;
     this.#heat(dt);
     const budget = frictionBudget(m.friction, qdot, torque, externalTorque);
+    const offset = this.offset;
     if (!enabled) {
       this.#heldAt = NaN;
       return {
-        target: law.target,
-        targetVelocity: law.targetVelocity,
-        stiffness: law.stiffness,
-        damping: law.damping,
+        target: target - offset,
+        targetVelocity,
+        stiffness,
+        damping,
         limp: true,
         held: false,
         slipping: false,
@@ -332,18 +348,18 @@ export class SimServo {
     // passed through rest: a predicted stop alone overshoots where a light parent gives way), and keeps it until it
     // is pushed past the slack (docs/decisions/0002-gearbox-hold-in-the-solver.md).
     const stopping = inertia / dt; // N.m per rad/s
-    const net = law.stiffness * (law.target - q) + law.damping * (law.targetVelocity - qdot) + externalTorque;
+    const net = stiffness * (target - q) + damping * (targetVelocity - qdot) + externalTorque;
     const stays = Math.abs(q - this.#heldAt) < GEARBOX_SLACK;
     if (stays || reversed || Math.abs(net + stopping * qdot) <= budget) {
       if (!stays) this.#heldAt = q;
       // The motor's torque and its load on the gearbox at rest: the solver's residue about a held joint is no motion.
-      const atRest = law.stiffness * (law.target - q) + law.damping * law.targetVelocity;
+      const atRest = stiffness * (target - q) + damping * targetVelocity;
       const heldBudget = frictionBudget(m.friction, 0, atRest, externalTorque);
       return {
-        target: law.target,
-        targetVelocity: law.targetVelocity,
-        stiffness: law.stiffness,
-        damping: law.damping,
+        target: target - offset,
+        targetVelocity,
+        stiffness,
+        damping,
         limp: false,
         held: true,
         slipping: Math.abs(atRest + externalTorque) > heldBudget,
@@ -355,10 +371,10 @@ export class SimServo {
     // Sliding: the budget opposes the motion (or, at rest, the net torque) as a constant torque taken off the law.
     const friction = -Math.sign(net + stopping * qdot) * budget;
     return {
-      target: law.stiffness > 0 ? law.target + friction / law.stiffness : law.target,
-      targetVelocity: law.stiffness > 0 ? law.targetVelocity : law.targetVelocity + friction / law.damping,
-      stiffness: law.stiffness,
-      damping: law.damping,
+      target: (stiffness > 0 ? target + friction / stiffness : target) - offset,
+      targetVelocity: stiffness > 0 ? targetVelocity : targetVelocity + friction / damping,
+      stiffness,
+      damping,
       limp: false,
       held: false,
       slipping: false,
@@ -370,23 +386,44 @@ export class SimServo {
   /** The position loop at encoder angle q: its gains, the error past the margin, the duty ceiling and the gain. */
   #loop(q: number) {
     const { kp, ki, kd, margin } = this.#gains();
-    const e = this.#setpoint - q;
-    const error = Math.abs(e) < margin ? 0 : e - Math.sign(e) * margin;
-    // torque_limit caps the duty as the firmware does (the PWM ceiling scales with it).
-    const maxDuty = this.model.maxPwm * (this.torqueLimit / 1023);
-    return { kp, ki, kd, error, maxDuty, gain: this.model.errorGain * USER_TO_RAW_P };
+    const error = this.#loopError(q, margin);
+    return { kp, ki, kd, error, maxDuty: this.#maxDuty(), gain: this.model.errorGain * USER_TO_RAW_P };
   }
 
-  #gains(): { kp: number; ki: number; kd: number; margin: number } {
+  /** The loop's error at encoder angle q past the dead band `margin` (rad). */
+  #loopError(q: number, margin: number): number {
+    const e = this.#setpoint - q;
+    return Math.abs(e) < margin ? 0 : e - Math.sign(e) * margin;
+  }
+
+  /** torque_limit caps the duty as the firmware does (the PWM ceiling scales with it). */
+  #maxDuty(): number {
+    return this.model.maxPwm * (this.torqueLimit / 1023);
+  }
+
+  /** The loop's gains from the registers, worked out again only when a register's tuple is replaced. */
+  #gains(): Gains {
+    const cached = this.#gainsFor;
+    if (
+      cached &&
+      cached.pid === this.pid &&
+      cached.slope === this.complianceSlope &&
+      cached.margin === this.complianceMargin
+    )
+      return cached.gains;
+    let gains: Gains;
     if (this.spec.control === 'compliance') {
       // AX firmware: the compliance slope sets the error-to-torque slope (slope 32 = P 32) and the margin is a dead
       // band around the goal; mapped onto the same duty law as the MX P loop.
       const p = complianceSlopeToP(Math.min(...this.complianceSlope));
       const margin = Math.min(...this.complianceMargin) * positionResolution(this.spec) * DEG;
-      return { kp: p / USER_TO_RAW_P, ki: 0, kd: 0, margin };
+      gains = { kp: p / USER_TO_RAW_P, ki: 0, kd: 0, margin };
+    } else {
+      const [kp, ki, kd] = rawPidToGains(this.pid);
+      gains = { kp, ki, kd, margin: 0 };
     }
-    const [kp, ki, kd] = rawPidToGains(this.pid);
-    return { kp, ki, kd, margin: 0 };
+    this.#gainsFor = { pid: this.pid, slope: this.complianceSlope, margin: this.complianceMargin, gains };
+    return gains;
   }
 
   #heat(dt: number): void {

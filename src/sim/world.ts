@@ -10,7 +10,7 @@ import type RAPIER from '@dimforge/rapier3d-simd-compat';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { Contact } from './controls.ts';
 import { type DriveCommand, GEARBOX_SLACK } from './servo.ts';
-import { type Quat, type V3, qaxisAngle, qconj, qmul, qnormalize, qrotate, twistAngle } from './quat.ts';
+import { type Quat, type V3, qaxisAngle, qmul, qnormalize, qrotate } from './quat.ts';
 import {
   type JointRuntime,
   type WorldOptions,
@@ -58,6 +58,11 @@ export class PhysicsWorld {
   readonly #comCache: Float64Array;
   /** Per joint, the body-list index of its child and of its parent (-1: fixed), for the torques applied each step. */
   readonly #jointBodies: Int32Array;
+  /** Per joint, the body-list index of its parent, fixed or not; and each body's rotation, refilled every step. */
+  readonly #jointParents: Int32Array;
+  readonly #rotations: Quat[];
+  /** What Rapier's vector getters fill instead of allocating one a call. */
+  readonly #scratchVector = { x: 0, y: 0, z: 0 };
   /** This step's applied torque per body (x, y, z in body-list order), and whether each body carries one in Rapier. */
   readonly #torques: Float64Array;
   readonly #torqued: Uint8Array;
@@ -90,6 +95,8 @@ export class PhysicsWorld {
         j.parent.isDynamic() ? this.#bodyList.indexOf(j.parent) : -1,
       ]),
     );
+    this.#jointParents = new Int32Array(parts.joints.map((j) => this.#bodyList.indexOf(j.parent)));
+    this.#rotations = this.#bodyList.map(() => ({ x: 0, y: 0, z: 0, w: 1 }));
     this.#torques = new Float64Array(3 * this.#bodyList.length);
     this.#torqued = new Uint8Array(this.#bodyList.length);
   }
@@ -121,16 +128,50 @@ export class PhysicsWorld {
     return this.#joints[i]!.speed;
   }
 
-  /** The joint's angle now; also caches its axis and origin in the world for this step's load(). */
-  #measure(j: JointRuntime): number {
-    const f1 = qmul(j.parent.rotation(), j.frame1);
-    const f2 = qmul(j.child.rotation(), j.frame2);
-    j.axisNow = qrotate(f1, X_AXIS);
-    const o = j.child.translation();
-    j.originNow = [o.x, o.y, o.z];
-    const raw = twistAngle(qmul(qconj(f1), f2), X_AXIS);
+  /**
+   * The joint's angle now; also caches its axis and origin in the world for this step's load(). Reads its two bodies'
+   * rotations unless `rotations` holds them (every body's, read once a step: a parent serves all its children).
+   */
+  #measure(j: JointRuntime, rotations?: readonly Quat[], index = -1): number {
+    const pr = rotations ? rotations[this.#jointParents[index]!]! : j.parent.rotation();
+    const cr = rotations ? rotations[this.#jointBodies[2 * index]!]! : j.child.rotation();
+    // f1 = pr * frame1 and f2 = cr * frame2, the joint's frame seen from each side; written out, as this runs for every
+    // joint at every step.
+    const a = j.frame1;
+    const f1w = pr.w * a.w - pr.x * a.x - pr.y * a.y - pr.z * a.z;
+    const f1x = pr.w * a.x + pr.x * a.w + pr.y * a.z - pr.z * a.y;
+    const f1y = pr.w * a.y - pr.x * a.z + pr.y * a.w + pr.z * a.x;
+    const f1z = pr.w * a.z + pr.x * a.y - pr.y * a.x + pr.z * a.w;
+    const b = j.frame2;
+    const f2w = cr.w * b.w - cr.x * b.x - cr.y * b.y - cr.z * b.z;
+    const f2x = cr.w * b.x + cr.x * b.w + cr.y * b.z - cr.z * b.y;
+    const f2y = cr.w * b.y - cr.x * b.z + cr.y * b.w + cr.z * b.x;
+    const f2z = cr.w * b.z + cr.x * b.y - cr.y * b.x + cr.z * b.w;
+    // The axis: f1 (0, x) f1*, term by term as that product rounds them, not the shorter unit-quaternion form whose
+    // last bits differ: the stepping is chaotic enough that those bits moved test/sim/rest.test.ts's two worlds
+    // 0.12 degree apart instead of 0.0003.
+    const axis = (j.axisNow ??= [0, 0, 0]);
+    axis[0] = f1x * f1x + f1w * f1w - f1z * f1z - f1y * f1y;
+    axis[1] = f1x * f1y + f1w * f1z + f1z * f1w + f1y * f1x;
+    axis[2] = f1x * f1z - f1w * f1y + f1z * f1x - f1y * f1w;
+    const o = j.child.translation(this.#scratchVector);
+    const origin = (j.originNow ??= [0, 0, 0]);
+    origin[0] = o.x;
+    origin[1] = o.y;
+    origin[2] = o.z;
+    // The twist about x of conj(f1) * f2: its x and w parts.
+    const relX = f1w * f2x - f1x * f2w - f1y * f2z + f1z * f2y;
+    const relW = f1w * f2w + f1x * f2x + f1y * f2y + f1z * f2z;
+    const raw = 2 * Math.atan2(relX, relW);
     const turn = 2 * Math.PI;
     return j.unwrapped + raw - j.unwrapped - turn * Math.round((raw - j.unwrapped) / turn);
+  }
+
+  /** Every body's rotation after the last step, read from Rapier once into reused objects. */
+  #readRotations(): readonly Quat[] {
+    const rotations = this.#rotations;
+    for (let b = 0; b < this.#bodyList.length; b++) this.#bodyList[b]!.rotation(rotations[b]!);
+    return rotations;
   }
 
   /**
@@ -166,8 +207,9 @@ export class PhysicsWorld {
   #coms(): Float64Array {
     if (this.#comsFresh) return this.#comCache;
     let k = 0;
+    const c = this.#scratchVector;
     for (const b of this.#bodyList) {
-      const c = b.worldCom();
+      b.worldCom(c);
       this.#comCache[k++] = c.x;
       this.#comCache[k++] = c.y;
       this.#comCache[k++] = c.z;
@@ -253,8 +295,10 @@ export class PhysicsWorld {
     // Out for that one step, their pairs were dropped: the next step finds them afresh.
     for (const [collider, groups] of parked) collider.setCollisionGroups(groups);
     this.#comsFresh = false;
-    for (const j of this.#joints) {
-      const q = this.#measure(j);
+    const rotations = this.#readRotations();
+    for (let i = 0; i < this.#joints.length; i++) {
+      const j = this.#joints[i]!;
+      const q = this.#measure(j, rotations, i);
       j.speed = (q - j.unwrapped) / this.dt;
       j.unwrapped = q;
     }

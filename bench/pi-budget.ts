@@ -325,6 +325,8 @@ export interface BudgetRow {
   readonly viewerHz: number;
   readonly cpuShareUsed: number;
   readonly throttledShare: number;
+  /** The hypervisor's steal over the window, share of this machine's CPU time: its other guests' (/proc/stat). */
+  readonly stealShare: number;
   /** The twin's worker thread's CPU, share of a core (when it runs apart). */
   readonly twinThreadShare?: number;
   readonly rss: { pid: number; what: string; rssMb: number; pssMb: number; cpuShare: number }[];
@@ -335,6 +337,12 @@ export interface BudgetRow {
   readonly twinLine: string;
   /** The server's line saying its memory settings (src/core/memory.ts). */
   readonly memoryLine: string;
+}
+
+/** Seconds of CPU time the hypervisor has stolen from this machine since boot, all CPUs (/proc/stat's eighth field). */
+function hostStealS(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  return Number(cpu[8] ?? 0) / 100;
 }
 
 /** Where the server runs confined: a cgroup, or where none is writable the duty cycle (bench/duty-cycle.ts). */
@@ -766,12 +774,14 @@ export async function runBudget(
     }
     const m0 = await get(`${url}/metrics`);
     const cpu0 = groupCpu(confined);
+    const steal0 = hostStealS();
     const twin0 = twinCpu();
     const w0 = performance.now();
     viewer.start();
     const rest = await restLoad(restUrl, seconds, 20);
     const m1 = await get(`${url}/metrics`);
     const cpu1 = groupCpu(confined);
+    const steal1 = hostStealS();
     const twin1 = twinCpu();
     const wall = (performance.now() - w0) / 1000;
     const [viewerFrames = 0] = await viewer.stop();
@@ -810,6 +820,7 @@ export async function runBudget(
       cpuShareUsed: (cpu1.usageS - cpu0.usageS) / wall,
       twinThreadShare: twinTid === undefined ? undefined : (twin1 - twin0) / wall,
       throttledShare: (cpu1.throttled - cpu0.throttled) / ((wall * 1e6) / confined.periodUs),
+      stealShare: (steal1 - steal0) / (wall * os.cpus().length),
       rss,
       residentMb,
       physicsLine: server.line.replace(/^.*"msg":"/, '').replace(/".*$/, ''),
@@ -855,6 +866,9 @@ export function printBudget(r: BudgetRow): void {
   console.log(`      web view ${r.viewerHz.toFixed(1)} frames/s of 30`);
   console.log(
     `      group CPU ${(r.cpuShareUsed * 100).toFixed(1)} % of a core; throttled in ${(r.throttledShare * 100).toFixed(0)} % of the periods`,
+  );
+  console.log(
+    `      host steal ${(r.stealShare * 100).toFixed(1)} % of this machine's CPU time (the hypervisor's other guests)`,
   );
   if (r.twinThreadShare !== undefined)
     console.log(

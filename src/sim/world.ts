@@ -129,12 +129,13 @@ export class PhysicsWorld {
   }
 
   /**
-   * The joint's angle now; also caches its axis and origin in the world for this step's load(). Reads its two bodies'
-   * rotations unless `rotations` holds them (every body's, read once a step: a parent serves all its children).
+   * Joint i's angle now, from every body's rotation (#readRotations: a parent serves all its children); also caches
+   * its axis and origin in the world for this step's load().
    */
-  #measure(j: JointRuntime, rotations?: readonly Quat[], index = -1): number {
-    const pr = rotations ? rotations[this.#jointParents[index]!]! : j.parent.rotation();
-    const cr = rotations ? rotations[this.#jointBodies[2 * index]!]! : j.child.rotation();
+  #measure(i: number, rotations: readonly Quat[]): number {
+    const j = this.#joints[i]!;
+    const pr = rotations[this.#jointParents[i]!]!;
+    const cr = rotations[this.#jointBodies[2 * i]!]!;
     // f1 = pr * frame1 and f2 = cr * frame2, the joint's frame seen from each side; written out, as this runs for every
     // joint at every step.
     const a = j.frame1;
@@ -181,7 +182,7 @@ export class PhysicsWorld {
    */
   load(i: number): { torque: number; inertia: number } {
     const j = this.#joints[i]!;
-    if (!j.axisNow) this.#measure(j);
+    if (!j.axisNow) this.#measure(i, this.#readRotations());
     const axis = j.axisNow!;
     const [ox, oy, oz] = j.originNow!;
     const com = this.#coms();
@@ -298,7 +299,7 @@ export class PhysicsWorld {
     const rotations = this.#readRotations();
     for (let i = 0; i < this.#joints.length; i++) {
       const j = this.#joints[i]!;
-      const q = this.#measure(j, rotations, i);
+      const q = this.#measure(i, rotations);
       j.speed = (q - j.unwrapped) / this.dt;
       j.unwrapped = q;
     }

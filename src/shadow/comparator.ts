@@ -20,6 +20,12 @@ export interface Reading {
   readonly load: number;
   /** The goal it was sent, degrees (the twin's: it tells a commanded move from a joint jostled while holding). */
   readonly goal?: number;
+  /**
+   * The twin's: where its gearbox can hold the joint still, degrees, low and high: about the point where the P loop
+   * bears the weight of its links (restSpanDeg), and with an I term about the goal too. Without it: the goal +- the
+   * rest band.
+   */
+  readonly settles?: readonly [number, number];
 }
 
 export interface ShadowEvent {
@@ -51,8 +57,10 @@ export interface MotorComparison {
   readonly band: number;
   /** The band's dead band (degrees): DEAD_BAND_DEG, or the calibration's (calibratedDeadBands). */
   readonly deadBand: number;
-  /** How far from its goal the servo's gearbox may hold a still joint (degrees, restingAtGoal); 0: not given. */
+  /** How far from its goal the servo's gearbox may hold a still joint with no load (degrees); 0: not given. */
   readonly restBand: number;
+  /** Where two still joints agree however far apart (degrees, low and high: restingSettled); null: nowhere. */
+  readonly restSpan: readonly [number, number] | null;
   readonly state: MotorShadowState;
 }
 
@@ -96,9 +104,9 @@ export const BAND = {
 
 /**
  * Each calibrated motor's dead band (degrees), by name; a motor without a residual keeps DEAD_BAND_DEG, and so does
- * one whose offset the calibration did not identify: the horn's offset moves where gravity and the gearbox hold a
- * stiff joint, and a fitted calibration of the Ergo Jr with narrow bands but its offsets unknown raised 13 false
- * events in 10 minutes of the held soak (bench/README.md, decision 0063).
+ * one whose offset the calibration did not identify: the horn's offset moves where links meet and hold a joint, and
+ * with the touched offsets (a degree or so off) given the calibrated floor the Torso's held soak raised 5 false
+ * events in 10 minutes, its arms pressing their sides (decisions 0063, 0068, 0088).
  */
 export function calibratedDeadBands(cal: Calibration): Map<string, number> {
   const bands = new Map<string, number>();
@@ -121,16 +129,28 @@ function twinAloneTouches(real: Reading, twin: Reading, pressed: boolean): boole
 }
 
 /**
- * Both joints still and each within `restBand` of the twin's goal: where a stiff servo's gearbox holds a joint after a
- * move depends on the side and speed it came from, and its I term takes a second or more to bring it to the goal
- * (decision 0071). A joint pushed, blocked or slipped beyond the band is still compared.
+ * Both joints still, the real one where the twin's gearbox can hold it (Reading.settles, else within `restBand` of the
+ * goal): where a stiff servo's gearbox holds a joint after a move depends on the side and speed it came from (decision
+ * 0071), about the point where its P loop bears the links' weight (decision 0088). Where in that span the twin itself
+ * stopped is its own history (a goal moved less than the span moves neither), not a prediction of the robot's. A
+ * joint pushed, blocked or slipped beyond it is still compared.
  */
-function restingAtGoal(real: Reading, twin: Reading, restBand: number): boolean {
+function restingSettled(real: Reading, twin: Reading, restBand: number): boolean {
+  const span = restSpanOf(twin, restBand);
+  if (!span) return false;
+  const still = (r: Reading) => Math.abs(r.speed) <= BAND.STILL_DEG_S;
+  return still(real) && still(twin) && real.position >= span[0] && real.position <= span[1];
+}
+
+function withRestSpan(c: Omit<MotorComparison, 'restSpan'>): MotorComparison {
+  return { ...c, restSpan: c.twin && restSpanOf(c.twin, c.restBand) };
+}
+
+/** Where the twin's gearbox can hold the joint still: Reading.settles, else the goal +- `restBand`; null: no goal. */
+function restSpanOf(twin: Reading, restBand: number): readonly [number, number] | null {
   const goal = twin.goal;
-  if (restBand <= 0 || goal === undefined) return false;
-  const near = (r: Reading) =>
-    Math.abs(r.speed) <= BAND.STILL_DEG_S && Math.abs(r.position - goal) <= restBand;
-  return near(real) && near(twin);
+  if (restBand <= 0 || goal === undefined) return null;
+  return twin.settles ?? [goal - restBand, goal + restBand];
 }
 
 /**
@@ -163,7 +183,7 @@ interface MotorTrack {
   inBandSince: number | undefined;
   offlineSince: number | undefined;
   event: ShadowEvent | undefined;
-  last: MotorComparison;
+  last: Omit<MotorComparison, 'restSpan'>;
 }
 
 export interface ComparatorOptions {
@@ -218,9 +238,9 @@ export class Comparator {
   /**
    * One comparison at time `t` (s): `real` undefined when the motor gave no reading this cycle, `online` false when
    * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare. `restBand`
-   * (degrees): how far from its goal the servo's gearbox may hold it at rest (restBandDeg); two still joints each
-   * within it of the goal agree, whichever side each stopped on. `pressed`: a pressing contact in the twin acts across
-   * this joint (twinAloneTouches).
+   * (degrees): how far from its goal the servo's gearbox may hold it at rest with no load (restBandDeg); two still
+   * joints where the twin's gearbox can hold it (Reading.settles, else the goal +- restBand) agree, whichever side each
+   * stopped on. `pressed`: a pressing contact in the twin acts across this joint (twinAloneTouches).
    */
   update(
     t: number,
@@ -232,6 +252,19 @@ export class Comparator {
     restBand = 0,
     pressed = false,
   ): MotorComparison {
+    return withRestSpan(this.#judge(t, motor, real, online, twin, compliant, restBand, pressed));
+  }
+
+  #judge(
+    t: number,
+    motor: string,
+    real: Reading | undefined,
+    online: boolean,
+    twin: Reading,
+    compliant: boolean,
+    restBand: number,
+    pressed: boolean,
+  ): Omit<MotorComparison, 'restSpan'> {
     const k = this.#tracks.get(motor)!;
     if (this.#paused) {
       const error = real ? real.position - twin.position : null;
@@ -293,7 +326,7 @@ export class Comparator {
       if (k.event) this.#clear(k, t);
       return (k.last = { motor, real, twin, error, band, deadBand, restBand, state: 'compliant' });
     }
-    const beyond = Math.abs(error) > band && !restingAtGoal(real, twin, restBand);
+    const beyond = Math.abs(error) > band && !restingSettled(real, twin, restBand);
     if (beyond && twinAloneTouches(real, twin, pressed)) {
       // Neither raised nor cleared: a divergence under way starts afresh once the twin lets go.
       k.overSince = undefined;
@@ -365,7 +398,7 @@ export class Comparator {
 
   /** The latest comparison of every motor. */
   status(): MotorComparison[] {
-    return [...this.#tracks.values()].map((k) => k.last);
+    return [...this.#tracks.values()].map((k) => withRestSpan(k.last));
   }
 
   active(): ShadowEvent[] {

@@ -87,8 +87,12 @@ export interface TwinCycleOutput {
   readonly limit?: ById;
   /** Each motor's raw P gain now (the AX's compliance slope acts as one). */
   readonly kp: ById<number>;
+  /** The motors (ids) whose position loop has an I term: at rest it brings the joint to its goal, not short of it. */
+  readonly integrating: readonly number[];
   /** The motors (ids) a pressing contact in the twin acts across after the cycle (World.pressedJoints). */
   readonly pressed: readonly number[];
+  /** The torque (N.m) gravity puts about each motor's joint in the twin after the cycle (SimulationControls.jointLoads). */
+  readonly jointLoad: ById<number>;
   readonly firmware?: ById<FirmwareState>;
   /** The cycle was stale (see TwinCycleInput.epoch): only its writes were taken. */
   readonly stale: boolean;
@@ -232,6 +236,7 @@ export class LocalTwinEngine implements TwinEngine {
       return typeof v === 'number' && Math.abs(loadToPercent(v)) > BAND.LOAD_BAND;
     });
     const pressedJoints = loaded ? sim.simulation.pressedJoints() : new Set<string>();
+    const jointLoads = sim.simulation.jointLoads();
     return {
       time: sim.clock.now(),
       torque: torque!,
@@ -240,8 +245,9 @@ export class LocalTwinEngine implements TwinEngine {
       load: load!,
       goal: goal!,
       limit,
-      kp: await this.#pGains(),
+      ...(await this.#gains()),
       pressed: this.#motors.filter((m) => pressedJoints.has(m.name)).map((m) => m.id),
+      jointLoad: new Map(this.#motors.map((m) => [m.id, jointLoads.get(m.name) ?? 0])),
       firmware: this.#setup.firmware ? sim.firmwareStates() : undefined,
     };
   }
@@ -358,18 +364,24 @@ export class LocalTwinEngine implements TwinEngine {
   }
 
   /** Each motor's raw P gain now, as the twin's servos hold it (the AX's compliance slope acts as one). */
-  async #pGains(): Promise<Map<number, number>> {
+  async #gains(): Promise<{ kp: Map<number, number>; integrating: number[] }> {
     const sim = this.sim;
     const byLoop = (control: string) =>
       this.#motors.filter((m) => m.spec.control === control).map((m) => m.id);
     const pid = byLoop('pid');
     const slope = byLoop('compliance');
-    const out = new Map<number, number>();
+    const kp = new Map<number, number>();
+    const integrating: number[] = [];
     // [D, I, P] on the servo.
-    if (pid.length) for (const [id, v] of await sim.bus.read(pid, 'pid')) out.set(id, (v as number[])[2]!);
+    if (pid.length)
+      for (const [id, v] of await sim.bus.read(pid, 'pid')) {
+        const [, i, p] = v as number[];
+        kp.set(id, p!);
+        if (i! > 0) integrating.push(id);
+      }
     if (slope.length)
       for (const [id, v] of await sim.bus.read(slope, 'compliance_slope'))
-        out.set(id, complianceSlopeToP(Math.min(...(v as number[]))));
-    return out;
+        kp.set(id, complianceSlopeToP(Math.min(...(v as number[]))));
+    return { kp, integrating };
   }
 }

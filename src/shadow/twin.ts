@@ -13,11 +13,12 @@ import type { UrdfRobot } from '../urdf/types.ts';
 import type { MotorBus } from '../core/backend.ts';
 import { type BusRegister, type RawValue, loadToPercent, positionToDeg } from '../dynamixel/registers.ts';
 import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
+import { orientRaw } from '../core/frames.ts';
 import { SIM_STEP_S, type SimBackend } from '../sim/backend.ts';
 import type { FirmwareState } from '../sim/servo.ts';
 import { withParams } from '../sim/servo.ts';
 import { type ServoModel, servoModel } from '../sim/servo-models.ts';
-import { restBandDeg } from '../sim/servo-band.ts';
+import { restBandDeg, restSpanDeg } from '../sim/servo-band.ts';
 import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
 import type { CycleLog } from './cycle-log.ts';
@@ -412,16 +413,19 @@ export class ShadowTwin {
     }
     if (reanchor) this.stats.reanchored++;
     const realPos = values.get('present_position');
-    const { torque, position: pos, speed, load, goal, kp } = out;
+    const { torque, position: pos, speed, load, goal, kp, jointLoad, integrating } = out;
     this.#opts.cycleLog?.record(t, this.#motors, realPos, {
       goal,
       torque,
       limit: out.limit ?? new Map(),
     });
     for (const m of this.#motors) {
-      const twin = {
+      const goalUser = userFrame.position(m, goal.get(m.id) as number);
+      const restBand = restBandDeg(m.model, kp.get(m.id) ?? 0);
+      const twin: Reading = {
         ...reading(m, pos.get(m.id), speed.get(m.id), load.get(m.id))!,
-        goal: userFrame.position(m, goal.get(m.id) as number),
+        goal: goalUser,
+        settles: settlesAt(m, goalUser, restBand, kp.get(m.id) ?? 0, jointLoad.get(m.id) ?? 0, integrating),
       };
       const real = reading(
         m,
@@ -430,7 +434,6 @@ export class ShadowTwin {
         values.get('present_load')?.get(m.id),
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
-      const restBand = restBandDeg(m.model, kp.get(m.id) ?? 0);
       const pressed = out.pressed.includes(m.id);
       this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand, pressed);
     }
@@ -438,6 +441,27 @@ export class ShadowTwin {
     this.stats.cycles++;
     this.stats.busyMs += out.busyMs;
   }
+}
+
+/**
+ * Where the twin's gearbox can hold motor `m` still (degrees, user frame, low and high): about the point where its P
+ * loop bears its links' weight `torque` (N.m); with an I term, about the goal as well, which it reaches in time. An
+ * encoder count wider each side: a reading is rounded to it.
+ */
+function settlesAt(
+  m: ShadowMotor,
+  goal: number,
+  restBand: number,
+  kp: number,
+  torque: number,
+  integrating: readonly number[],
+): [number, number] {
+  const count = m.spec.positionSpan / (m.spec.positionSteps - 1);
+  const atGoal = [goal - restBand, goal + restBand];
+  const span = restSpanDeg(m.model, kp, torque);
+  const ends = span ? span.map((d) => goal + orientRaw(m.frame, d)) : atGoal;
+  if (integrating.includes(m.id)) ends.push(...atGoal);
+  return [Math.min(...ends) - count, Math.max(...ends) + count];
 }
 
 /** Readings in the user's frame, as the REST motor routes give them (m2 of an Ergo Jr at -114.81, not 114.81). */

@@ -182,6 +182,7 @@ export class SimBackend implements Backend {
       realTimeFactor: () => this.#realTimeFactor(),
       contacts: () => this.#world?.contacts() ?? [],
       pressedJoints: () => this.#world?.pressedJoints() ?? new Set(),
+      jointLoads: () => this.#jointLoads(),
       reset: () => this.#reset(),
       setPose: (rawDeg) => this.#setPose(rawDeg),
       placeJoint: (id, rawDeg, rawDegS) => this.#placeJoint(id, rawDeg, rawDegS ?? 0),
@@ -415,6 +416,15 @@ export class SimBackend implements Backend {
     const a = w[0]!;
     const b = w[w.length - 1]!;
     return b.wall > a.wall ? (b.sim - a.sim) / (b.wall - a.wall) : 0;
+  }
+
+  #jointLoads(): Map<string, number> {
+    const loads = new Map<string, number>();
+    const world = this.#world;
+    if (!world) return loads;
+    const names = world.jointNames;
+    for (const { joint } of this.#drive) loads.set(names[joint]!, world.load(joint).torque);
+    return loads;
   }
 
   /** Back to the start pose with every joint still, every servo limp with its goal there; the hand lets go. */

@@ -35,7 +35,11 @@ const statusAnswer = z.object({
       }),
       restBand: z.number().meta({
         description:
-          "how far from its goal the servo's gearbox may hold a still joint, degrees (its model with the calibration's friction and gain, at its P gain now): two still joints each within it of the goal agree",
+          "how far from its goal the servo's gearbox may hold a still joint with no load, degrees (its model with the calibration's friction and gain, at its P gain now)",
+      }),
+      restSpan: z.tuple([z.number(), z.number()]).nullable().meta({
+        description:
+          "where the twin's gearbox can hold the joint still now, degrees (low, high): about the point where its P loop bears the weight of the links, and about the goal too with an I term; two still joints both within it agree however far apart. null: no goal",
       }),
       state: z.enum(['agree', 'diverging', 'compliant', 'paused', 'touching', ...kind.options]).meta({
         description:

@@ -59,9 +59,13 @@ export interface MotorComparison {
   readonly deadBand: number;
   /** How far from its goal the servo's gearbox may hold a still joint with no load (degrees); 0: not given. */
   readonly restBand: number;
+  readonly state: MotorShadowState;
+}
+
+/** A motor's comparison as the status shows it. */
+export interface MotorStatus extends MotorComparison {
   /** Where two still joints agree however far apart (degrees, low and high: restingSettled); null: nowhere. */
   readonly restSpan: readonly [number, number] | null;
-  readonly state: MotorShadowState;
 }
 
 /**
@@ -142,10 +146,6 @@ function restingSettled(real: Reading, twin: Reading, restBand: number): boolean
   return still(real) && still(twin) && real.position >= span[0] && real.position <= span[1];
 }
 
-function withRestSpan(c: Omit<MotorComparison, 'restSpan'>): MotorComparison {
-  return { ...c, restSpan: c.twin && restSpanOf(c.twin, c.restBand) };
-}
-
 /** Where the twin's gearbox can hold the joint still: Reading.settles, else the goal +- `restBand`; null: no goal. */
 function restSpanOf(twin: Reading, restBand: number): readonly [number, number] | null {
   const goal = twin.goal;
@@ -183,7 +183,7 @@ interface MotorTrack {
   inBandSince: number | undefined;
   offlineSince: number | undefined;
   event: ShadowEvent | undefined;
-  last: Omit<MotorComparison, 'restSpan'>;
+  last: MotorComparison;
 }
 
 export interface ComparatorOptions {
@@ -239,8 +239,9 @@ export class Comparator {
    * One comparison at time `t` (s): `real` undefined when the motor gave no reading this cycle, `online` false when
    * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare. `restBand`
    * (degrees): how far from its goal the servo's gearbox may hold it at rest with no load (restBandDeg); two still
-   * joints where the twin's gearbox can hold it (Reading.settles, else the goal +- restBand) agree, whichever side each
-   * stopped on. `pressed`: a pressing contact in the twin acts across this joint (twinAloneTouches).
+   * joints agree when the real one stands where the twin's gearbox can hold it (Reading.settles, else the goal +-
+   * restBand), whichever side each stopped on. `pressed`: a pressing contact in the twin acts across this joint
+   * (twinAloneTouches).
    */
   update(
     t: number,
@@ -252,19 +253,6 @@ export class Comparator {
     restBand = 0,
     pressed = false,
   ): MotorComparison {
-    return withRestSpan(this.#judge(t, motor, real, online, twin, compliant, restBand, pressed));
-  }
-
-  #judge(
-    t: number,
-    motor: string,
-    real: Reading | undefined,
-    online: boolean,
-    twin: Reading,
-    compliant: boolean,
-    restBand: number,
-    pressed: boolean,
-  ): Omit<MotorComparison, 'restSpan'> {
     const k = this.#tracks.get(motor)!;
     if (this.#paused) {
       const error = real ? real.position - twin.position : null;
@@ -397,8 +385,11 @@ export class Comparator {
   }
 
   /** The latest comparison of every motor. */
-  status(): MotorComparison[] {
-    return [...this.#tracks.values()].map((k) => withRestSpan(k.last));
+  status(): MotorStatus[] {
+    return [...this.#tracks.values()].map((k) => ({
+      ...k.last,
+      restSpan: k.last.twin && restSpanOf(k.last.twin, k.last.restBand),
+    }));
   }
 
   active(): ShadowEvent[] {

@@ -233,6 +233,8 @@ export interface ShadowStatusAnswer {
     twin: ReadingAnswer | null;
     error: number | null;
     band: number;
+    restBand: number;
+    restSpan: [number, number] | null;
     state: string;
   }[];
   events: ShadowEventAnswer[];

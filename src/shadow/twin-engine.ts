@@ -91,7 +91,7 @@ export interface TwinCycleOutput {
   readonly integrating: readonly number[];
   /** The motors (ids) a pressing contact in the twin acts across after the cycle (World.pressedJoints). */
   readonly pressed: readonly number[];
-  /** The torque (N.m) gravity puts about each motor's joint in the twin after the cycle (SimulationControls.jointLoads). */
+  /** The torque (N.m) gravity (and any push applied) puts about each motor's joint after the cycle (jointLoads). */
   readonly jointLoad: ById<number>;
   readonly firmware?: ById<FirmwareState>;
   /** The cycle was stale (see TwinCycleInput.epoch): only its writes were taken. */

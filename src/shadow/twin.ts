@@ -11,7 +11,13 @@ import type { ServoParams } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import type { MotorBus } from '../core/backend.ts';
-import { type BusRegister, type RawValue, loadToPercent, positionToDeg } from '../dynamixel/registers.ts';
+import {
+  type BusRegister,
+  type RawValue,
+  loadToPercent,
+  positionResolution,
+  positionToDeg,
+} from '../dynamixel/registers.ts';
 import { type UserFrameMotor, userFrame } from '../robot/bus-sync.ts';
 import { orientRaw } from '../core/frames.ts';
 import { SIM_STEP_S, type SimBackend } from '../sim/backend.ts';
@@ -456,7 +462,7 @@ function settlesAt(
   torque: number,
   integrating: readonly number[],
 ): [number, number] {
-  const count = m.spec.positionSpan / (m.spec.positionSteps - 1);
+  const count = positionResolution(m.spec);
   const atGoal = [goal - restBand, goal + restBand];
   const span = restSpanDeg(m.model, kp, torque);
   const ends = span ? span.map((d) => goal + orientRaw(m.frame, d)) : atGoal;

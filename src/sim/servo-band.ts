@@ -3,6 +3,7 @@
  * Jr goto ends a couple of degrees off"): the dead band the scenario checks allow, and the tolerance a waited goto's
  * answer holds each motor to (docs/api.md "Honest answers"). The models are of the real servos, so both backends use it.
  */
+import { positionResolution } from '../dynamixel/registers.ts';
 import type { Motor } from '../robot/motor.ts';
 import { frictionBudget, servoModel, stallTorque, type ServoModel } from './servo-models.ts';
 
@@ -70,5 +71,5 @@ export function restSpanDeg(model: ServoModel, rawKp: number, torque: number): [
 
 /** Degrees: the dead band plus one encoder count, the step of the position the servo reports (XL-320: 2.74). */
 export function gotoToleranceDeg(motor: Motor): number {
-  return deadBandDeg(motor) + motor.spec.positionSpan / (motor.spec.positionSteps - 1);
+  return deadBandDeg(motor) + positionResolution(motor.spec);
 }

@@ -1,7 +1,7 @@
 /**
- * The offsets from the table's touches (touch.ts; decision 0068): least squares on the gaps between each touch's link
- * and the table at the touch's readings less the offsets, geometry alone (src/sim/table-gap.ts), with each press's
- * sink as an error its readings share.
+ * The offsets from the table's touches (touch.ts; decisions 0068, 0089): least squares on the gaps between each
+ * touch's link and the table at the touch's readings less the offsets, geometry alone (src/sim/table-gap.ts), less the
+ * sink the twin's press showed; what the sink and the counts leave is an error a touch's readings share.
  */
 import type { RobotConfig } from '../config/robot-config.ts';
 import { type TableGeometry, tableGeometry } from '../sim/table-gap.ts';
@@ -42,6 +42,8 @@ type Contact = {
   readonly links: readonly string[];
   readonly readings: Readonly<Record<string, number>>;
   readonly touch: number;
+  /** The gap the touch's plan expects at its readings (m): its sink on the twin. */
+  readonly sink: number;
 };
 
 /** Links within this of the planned one's height at a touch's readings (m) may be the ones that met the table. */
@@ -70,14 +72,14 @@ export async function fitTouches(
     .map((log, touch) => {
       const distinct = [...new Map(log.samples.map((s) => [JSON.stringify(s), s])).values()];
       const every = Math.max(1, distinct.length / PER_TOUCH);
-      const first = { links: [log.link], readings: distinct[0]!, touch };
+      const first = { links: [log.link], readings: distinct[0]!, touch, sink: log.sinkMm / 1000 };
       const own = gapAt(geo, names, first, zero);
       const links = carried(urdf, log.motor).filter(
         (l) => l === log.link || gapAt(geo, names, { ...first, links: [l] }, zero) < own + NEAR_M,
       );
       const kept: Contact[] = [];
       for (let i = 0; i < distinct.length; i += every)
-        kept.push({ links, readings: distinct[Math.floor(i)]!, touch });
+        kept.push({ links, readings: distinct[Math.floor(i)]!, touch, sink: first.sink });
       return kept;
     });
   const all = touches.flat();
@@ -119,8 +121,8 @@ export async function fitTouches(
 }
 
 /**
- * How far a press sinks its link into the table, one sigma (m): up to a millimetre, uniform (the physics' allowed
- * penetration; on a robot a table's give and the gearboxes' backlash), shared by every reading of that touch.
+ * How far a press may sink its link into the table, one sigma (m): up to a millimetre, uniform (on a robot a table's
+ * give and the gearboxes' backlash): the unit of the prior's weights and of a fit too far off to be one geometry.
  */
 const SINK_SIGMA_M = 0.001 / Math.sqrt(12);
 
@@ -133,13 +135,20 @@ function priorWeights(names: readonly string[], free: readonly number[]): number
   return free.map((i) => (SINK_SIGMA_M / (i < names.length ? PRIOR_OFFSET_SIGMA_DEG : LIFT_PRIOR_MM)) ** 2);
 }
 const LIFT_PRIOR_MM = 3;
+/**
+ * The least error a touch's readings share once its sink is the twin's (m): a joint held still through the press
+ * rounds each of its readings alike, an XL-320's count spreading 0.084 degree (a count over sqrt 12), 0.1 mm at the
+ * 7 cm from the wrist to the tip. The touches' own mean gaps say more when they leave more.
+ */
+const SHARED_FLOOR_M = 0.0001;
 /** A fit whose gaps are further off than this many sinks' sigmas is not one geometry: its offsets are not taken. */
 const MAX_RESIDUAL_SINKS = 2.5;
 
 /**
- * The unknowns' sigmas (degrees, or mm for the lift) with each touch's sink as an error shared by its readings:
- * (J^T J)^-1 (sum_t s^2 J_t^T 1 1^T J_t) (J^T J)^-1, s the larger of SINK_SIGMA_M and what the touches' mean gaps
- * left (over the touches less the unknowns). The readings' own counts are left out: a slide averages them away.
+ * The unknowns' sigmas (degrees, or mm for the lift) with an error each touch's readings share (what the twin's sink
+ * did not predict, the counts of the joints held still):
+ * (J^T J)^-1 (sum_t s^2 J_t^T 1 1^T J_t) (J^T J)^-1, s the larger of SHARED_FLOOR_M and what the touches' mean gaps
+ * left (over the touches less the unknowns).
  */
 function touchSigmas(
   J: readonly number[][],
@@ -164,7 +173,7 @@ function touchSigmas(
     counts[c.touch]!++;
   });
   const left = means.reduce((s, v, t) => s + (v / counts[t]!) ** 2, 0) / Math.max(1, touches - free.length);
-  const s2 = Math.max(SINK_SIGMA_M ** 2, left);
+  const s2 = Math.max(SHARED_FLOOR_M ** 2, left);
   // The prior's rows are observations too, each with the sink's sigma as its unit.
   const meat = free.map((_, a) =>
     free.map(
@@ -180,11 +189,14 @@ function touchSigmas(
   });
 }
 
-/** The gap of a contact's link with offsets x (degrees by motor index) and the lift x[names.length] (mm). */
+/**
+ * The gap of a contact's link with offsets x (degrees by motor index) and the lift x[names.length] (mm), less the sink
+ * its plan expects: 0 where the readings put the link as deep as the twin's press sank it.
+ */
 function gapAt(geo: TableGeometry, names: readonly string[], c: Contact, x: readonly number[]): number {
   const angles = new Map(names.map((n, i) => [n, (c.readings[n]! - x[i]!) * DEG]));
   const gap = Math.min(...c.links.map((link) => geo.gap(link, angles, x[names.length]! / 1000)));
-  return Number.isFinite(gap) ? gap : 0.5;
+  return Number.isFinite(gap) ? gap - c.sink : 0.5;
 }
 
 /** d gap / d x_i for every unknown, by central differences of h. */

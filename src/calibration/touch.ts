@@ -9,6 +9,7 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import { newPressingContact, pairKey } from '../sim/contacts.ts';
+import { tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
 
@@ -24,26 +25,39 @@ export interface TouchSpec {
 }
 
 /**
- * Each robot's touches (raw degrees, the URDF's joint frame), chosen so that each joint whose offset moves a link's
- * height is the one pressing in one of them and sets the lever of another: the Ergo Jr's tip from several elbows and
- * wrists, the Torso's forearms from the shoulders, elbows and bust (the other forearm folded up where the bust's lean
- * would put it on the table). A yaw about the vertical (m1, abs_z) and the head
- * never change a height over the table: their offsets are said not identifiable.
+ * Each robot's touches (raw degrees, the URDF's joint frame). The Ergo Jr's are chosen by bench/touch-design.ts: of
+ * some 3400 poses, greedily the one that most narrows the worst offset's sigma, on the geometry, until 24 (decision
+ * 0089). The Torso's, by hand: each joint whose offset moves a link's height pressing in one and setting the lever of
+ * another, its forearms from the shoulders, elbows and bust (the other forearm folded up where the bust's lean would
+ * put it on the table). A yaw about the vertical (m1, abs_z) and the head never change a height over the table: their
+ * offsets are said not identifiable.
  */
 export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
   'ergo-jr': [
-    { motor: 'm2', direction: -1, slide: { motor: 'm3', by: 30 } },
-    { motor: 'm2', direction: -1, pose: { m3: 30, m4: 45, m6: -40 }, slide: { motor: 'm5', by: 40 } },
-    { motor: 'm2', direction: -1, pose: { m3: -30, m6: -40 }, slide: { motor: 'm6', by: 60 } },
-    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m6: 40 }, slide: { motor: 'm4', by: -60 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 45, m5: -40 }, slide: { motor: 'm5', by: 40 } },
-    { motor: 'm3', direction: -1, pose: { m2: -15, m5: 20 }, slide: { motor: 'm2', by: 15 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 45, m5: -20, m6: 40 } },
-    { motor: 'm2', direction: -1, pose: { m3: -15, m4: 45, m5: 40, m6: 40 } },
-    { motor: 'm2', direction: -1, pose: { m3: -30, m4: 90, m6: 40 } },
-    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m5: 20, m6: 40 } },
-    { motor: 'm2', direction: -1, pose: { m3: 30, m4: 90, m5: -40, m6: -40 } },
-    { motor: 'm3', direction: -1, pose: { m2: -15, m4: 45, m6: 40 } },
+    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: -60, m6: 60 } },
+    { motor: 'm3', direction: -1, pose: { m2: -30, m4: -90, m5: 60, m6: -20 } },
+    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: -20, m6: -20 } },
+    { motor: 'm2', direction: -1, pose: { m3: 30, m4: -45, m5: -40, m6: -60 } },
+    { motor: 'm2', direction: -1, pose: { m3: 0, m4: 0, m5: -80, m6: 60 } },
+    { motor: 'm3', direction: -1, pose: { m2: 30, m4: 0, m5: -40, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: -45, m5: -60, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: -45, m4: 0, m5: 80, m6: -60 } },
+    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: 20, m6: -40 } },
+    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -45, m5: -20, m6: -40 } },
+    { motor: 'm3', direction: -1, pose: { m2: -10, m4: -45, m5: -80, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: -45, m5: -40, m6: 60 } },
+    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -90, m5: -20, m6: -80 } },
+    { motor: 'm2', direction: -1, pose: { m3: 45, m4: 45, m5: -80, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 0, m5: -40, m6: -80 } },
+    { motor: 'm5', direction: -1, pose: { m2: -30, m3: 0, m4: 0, m6: 80 } },
+    { motor: 'm3', direction: -1, pose: { m2: 10, m4: 0, m5: 60, m6: -40 } },
+    { motor: 'm2', direction: -1, pose: { m3: 0, m4: 0, m5: -80, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: -60, m4: 0, m5: 80, m6: -60 } },
+    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -90, m5: -80, m6: 60 } },
+    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 0, m5: -80, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -45, m5: 20, m6: -60 } },
+    { motor: 'm3', direction: -1, pose: { m2: -20, m4: 0, m5: -80, m6: 80 } },
+    { motor: 'm2', direction: -1, pose: { m3: -30, m4: 0, m5: 60, m6: -60 } },
   ],
   torso: [
     { motor: 'bust_y', direction: -1, pose: { l_shoulder_y: 60 } },
@@ -105,6 +119,13 @@ export function touchSpecs(config: RobotConfig): readonly TouchSpec[] {
   return config.world.table ? (TOUCHES[config.name] ?? []) : [];
 }
 
+/**
+ * The robots whose touches expect their twin's sink (TouchPlan.sinkMm). The Torso's, pressed by its bust and shoulders
+ * at P 128, came out further off with it (the worst offset 1.5-4.0 degrees against 0.7-3.2, seeds 2-5; decision 0089):
+ * its links are taken as resting on the table's top.
+ */
+const SINK_FROM_TWIN = new Set(['ergo-jr']);
+
 /** The pressing joint's torque limit (register value of 1023): gentle on a table and a 3D-printed arm. */
 export const TOUCH_TORQUE_LIMIT = 300;
 /** The pressing joint starts this far before the contact the twin predicts and is driven as far past it (degrees). */
@@ -133,6 +154,12 @@ export interface TouchPlan {
   readonly predicted: number;
   readonly link: string;
   readonly slide?: TouchSpec['slide'];
+  /**
+   * How far the link sank into the table on the twin (mm, negative): the mean gap at the twin's own joint angles while
+   * it pressed. A press sinks the link by its push over the link's mass; the fit expects the robot's to sink as much
+   * (0 for a robot not in SINK_FROM_TWIN).
+   */
+  readonly sinkMm: number;
 }
 
 export interface TouchLog {
@@ -145,6 +172,8 @@ export interface TouchLog {
   readonly samples: readonly Readonly<Record<string, number>>[];
   /** Samples read in all, pressing or not. */
   readonly read: number;
+  /** The plan's sinkMm: the gap the fit expects at these readings (mm). */
+  readonly sinkMm: number;
 }
 
 /** The links a joint carries (its child and everything beyond). */
@@ -199,7 +228,7 @@ export async function planTouch(
       const start = clamp(predicted - spec.direction * APPROACH_DEG);
       // Not past the touch's own pose: the approach starts where the pose was clear of the table.
       const from = (start - pose[motor.name]!) * spec.direction < 0 ? pose[motor.name]! : start;
-      const plan: TouchPlan = {
+      const plan: Omit<TouchPlan, 'sinkMm'> = {
         motor: motor.name,
         id: motor.id,
         direction: spec.direction,
@@ -210,8 +239,9 @@ export async function planTouch(
         link,
         slide: spec.slide,
       };
-      const fault = await touchFault(config, urdf, plan);
-      return fault ? { refused: fault } : plan;
+      const twin = await touchOnTwin(config, urdf, plan);
+      if ('refused' in twin) return twin;
+      return { ...plan, sinkMm: SINK_FROM_TWIN.has(config.name) ? twin.sinkMm : 0 };
     }
     return { refused: `${motor.name} meets nothing within its limits from that pose` };
   } finally {
@@ -220,16 +250,18 @@ export async function planTouch(
 }
 
 /**
- * Why the whole touch, run on the twin from the calibration pose, is no good, or undefined: half of its readings or
- * more must find the joint held short of its goal (where the joints that hold the pose give way under the press
- * instead, the readings say nothing of a contact), and from the calibration pose to the press and back nothing may be
- * met but the table by a link the joint carries (the move to the touch's pose is a straight line in the joints).
+ * The whole touch run on the twin from the calibration pose: how far its link sank, or why the touch is no good. Half
+ * of its readings or more must find the joint held short of its goal (where the joints that hold the pose give way
+ * under the press instead, the readings say nothing of a contact), and from the calibration pose to the press and back
+ * nothing may be met but the table by a link the joint carries (the move to the touch's pose is a straight line in
+ * the joints).
  */
-async function touchFault(
+async function touchOnTwin(
   config: RobotConfig,
   urdf: UrdfRobot,
-  plan: TouchPlan,
-): Promise<string | undefined> {
+  plan: Omit<TouchPlan, 'sinkMm'>,
+): Promise<{ sinkMm: number } | { refused: string }> {
+  const geo = await tableGeometry(urdf, config.world.table!);
   const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false });
   await sim.open();
   try {
@@ -245,8 +277,17 @@ async function touchFault(
         if (hit && !onTable) met ??= `${plan.motor}'s touch would bring ${hit.a} onto ${hit.b}`;
       }
     };
-    const log = await runTouch({ bus: sim.bus, now: () => sim.clock.now(), wait }, config, plan);
-    return met ?? (log.samples.length >= log.read / 2 ? undefined : `${plan.motor} would not press there`);
+    const gaps: number[] = [];
+    const pressing = () => gaps.push(geo.gap(plan.link, sim.jointAngles()));
+    const log = await runTouch(
+      { bus: sim.bus, now: () => sim.clock.now(), wait },
+      config,
+      { ...plan, sinkMm: 0 },
+      pressing,
+    );
+    if (met) return { refused: met };
+    if (log.samples.length < log.read / 2) return { refused: `${plan.motor} would not press there` };
+    return { sinkMm: (1000 * gaps.reduce((s, g) => s + g, 0)) / gaps.length };
   } finally {
     await sim.close();
   }
@@ -263,8 +304,16 @@ function goalsOf(config: RobotConfig, pose: Readonly<Record<string, number>>): M
   return new Map(config.motors.map((m) => [m.id, degToPosition(modelSpec(m.model), pose[m.name]!)]));
 }
 
-/** Runs a planned touch on the rig: the pose, the slow press, every joint read while it holds. */
-export async function runTouch(rig: Rig, config: RobotConfig, plan: TouchPlan): Promise<TouchLog> {
+/**
+ * Runs a planned touch on the rig: the pose, the slow press, every joint read while it holds. `pressing` is called as
+ * each reading with the joint pressing is kept (the twin's plan measures its sink there).
+ */
+export async function runTouch(
+  rig: Rig,
+  config: RobotConfig,
+  plan: TouchPlan,
+  pressing?: () => void,
+): Promise<TouchLog> {
   const ids = config.motors.map((m) => m.id);
   const spec = modelSpec(config.motors.find((m) => m.id === plan.id)!.model);
   await touchGains(rig.bus, config);
@@ -288,7 +337,10 @@ export async function runTouch(rig: Rig, config: RobotConfig, plan: TouchPlan): 
       config.motors.map((m) => [m.name, positionToDeg(modelSpec(m.model), values.get(m.id) as number)]),
     );
     read++;
-    if ((plan.target - at[plan.motor]!) * plan.direction >= STALL_DEG) samples.push(at);
+    if ((plan.target - at[plan.motor]!) * plan.direction >= STALL_DEG) {
+      samples.push(at);
+      pressing?.();
+    }
     await rig.wait(SAMPLE);
   };
   for (let k = Math.round(READ_S / SAMPLE); k > 0 && !rig.stopped?.(); k--) await sample();
@@ -308,7 +360,7 @@ export async function runTouch(rig: Rig, config: RobotConfig, plan: TouchPlan): 
   await rig.bus.write('torque_limit', new Map([[plan.id, 1023]]));
   await rig.bus.write('goal_position', goalsOf(config, calibrationPose(config)));
   await rig.wait(MOVE_S);
-  return { motor: plan.motor, link: plan.link, samples, read };
+  return { motor: plan.motor, link: plan.link, samples, read, sinkMm: plan.sinkMm };
 }
 
 /**

@@ -12,92 +12,11 @@ import { newPressingContact, pairKey } from '../sim/contacts.ts';
 import { tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
+import { TOUCHES, type TouchSpec } from './touch-poses.ts';
+
+export { TOUCHES, type TouchSpec };
 
 const DEG = Math.PI / 180;
-
-/** A touch: `motor` turns toward `direction` from the calibration pose, changed by `pose` (raw degrees). */
-export interface TouchSpec {
-  readonly motor: string;
-  readonly direction: 1 | -1;
-  readonly pose?: Readonly<Record<string, number>>;
-  /** While it presses, another joint turns by this much (degrees): the link slides on the table. */
-  readonly slide?: { readonly motor: string; readonly by: number };
-}
-
-/**
- * Each robot's touches (raw degrees, the URDF's joint frame). The Ergo Jr's are chosen by bench/touch-design.ts: of
- * some 3400 poses, greedily the one that most narrows the worst offset's sigma, on the geometry, until 24 (decision
- * 0089). The Torso's, by hand: each joint whose offset moves a link's height pressing in one and setting the lever of
- * another, its forearms from the shoulders, elbows and bust (the other forearm folded up where the bust's lean would
- * put it on the table). A yaw about the vertical (m1, abs_z) and the head never change a height over the table: their
- * offsets are said not identifiable.
- */
-export const TOUCHES: Readonly<Record<string, readonly TouchSpec[]>> = {
-  'ergo-jr': [
-    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: -60, m6: 60 } },
-    { motor: 'm3', direction: -1, pose: { m2: -30, m4: -90, m5: 60, m6: -20 } },
-    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: -20, m6: -20 } },
-    { motor: 'm2', direction: -1, pose: { m3: 30, m4: -45, m5: -40, m6: -60 } },
-    { motor: 'm2', direction: -1, pose: { m3: 0, m4: 0, m5: -80, m6: 60 } },
-    { motor: 'm3', direction: -1, pose: { m2: 30, m4: 0, m5: -40, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: -45, m5: -60, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: -45, m4: 0, m5: 80, m6: -60 } },
-    { motor: 'm3', direction: -1, pose: { m2: 30, m4: -45, m5: 20, m6: -40 } },
-    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -45, m5: -20, m6: -40 } },
-    { motor: 'm3', direction: -1, pose: { m2: -10, m4: -45, m5: -80, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: -45, m5: -40, m6: 60 } },
-    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -90, m5: -20, m6: -80 } },
-    { motor: 'm2', direction: -1, pose: { m3: 45, m4: 45, m5: -80, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 0, m5: -40, m6: -80 } },
-    { motor: 'm5', direction: -1, pose: { m2: -30, m3: 0, m4: 0, m6: 80 } },
-    { motor: 'm3', direction: -1, pose: { m2: 10, m4: 0, m5: 60, m6: -40 } },
-    { motor: 'm2', direction: -1, pose: { m3: 0, m4: 0, m5: -80, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: -60, m4: 0, m5: 80, m6: -60 } },
-    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -90, m5: -80, m6: 60 } },
-    { motor: 'm2', direction: -1, pose: { m3: 15, m4: 0, m5: -80, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: 60, m4: -45, m5: 20, m6: -60 } },
-    { motor: 'm3', direction: -1, pose: { m2: -20, m4: 0, m5: -80, m6: 80 } },
-    { motor: 'm2', direction: -1, pose: { m3: -30, m4: 0, m5: 60, m6: -60 } },
-  ],
-  torso: [
-    { motor: 'bust_y', direction: -1, pose: { l_shoulder_y: 60 } },
-    { motor: 'l_shoulder_x', direction: -1, pose: { bust_y: -15, l_arm_z: 45 } },
-    { motor: 'bust_y', direction: -1 },
-    { motor: 'bust_x', direction: 1, pose: { bust_y: -15 } },
-    { motor: 'bust_y', direction: -1, pose: { bust_x: 15, l_elbow_y: -45 } },
-    {
-      motor: 'bust_y',
-      direction: -1,
-      pose: { bust_x: -15, l_shoulder_x: 90, l_elbow_y: -45, l_shoulder_y: 60 },
-    },
-    { motor: 'l_elbow_y', direction: 1, pose: { bust_y: -15, bust_x: 15, l_arm_z: 45, r_elbow_y: 140 } },
-    {
-      motor: 'l_elbow_y',
-      direction: 1,
-      pose: { bust_y: -15, bust_x: 15, l_shoulder_x: 90, l_shoulder_y: 60, r_elbow_y: 140 },
-    },
-    { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, bust_x: 15, r_arm_z: -45, r_shoulder_y: -60 } },
-    {
-      motor: 'r_elbow_y',
-      direction: -1,
-      pose: { bust_y: -15, r_shoulder_x: -90, r_arm_z: -45, r_shoulder_y: -60 },
-    },
-    { motor: 'r_elbow_y', direction: -1, pose: { bust_y: -15, r_shoulder_x: -50, r_shoulder_y: -120 } },
-    {
-      motor: 'r_elbow_y',
-      direction: -1,
-      pose: { bust_y: -5, bust_x: -15, r_arm_z: -45, r_shoulder_y: -120 },
-    },
-    { motor: 'r_elbow_y', direction: -1, pose: { bust_x: 15, r_arm_z: 45 } },
-    {
-      motor: 'r_shoulder_x',
-      direction: -1,
-      pose: { bust_y: -15, bust_x: -15, r_elbow_y: 45, r_shoulder_y: -120, l_elbow_y: -140 },
-    },
-    { motor: 'r_elbow_y', direction: -1, pose: { r_shoulder_x: -50, r_shoulder_y: -120 } },
-  ],
-  humanoid: [],
-};
 
 /**
  * The holding joints' P during the touches: the runs' 32 for the XL-320 (the Ergo Jr's light arm; at 128 its offsets
@@ -118,13 +37,6 @@ export function touchLine(which: string, plan: TouchPlan, log: TouchLog): string
 export function touchSpecs(config: RobotConfig): readonly TouchSpec[] {
   return config.world.table ? (TOUCHES[config.name] ?? []) : [];
 }
-
-/**
- * The robots whose touches expect their twin's sink (TouchPlan.sinkMm). The Torso's, pressed by its bust and shoulders
- * at P 128, came out further off with it (the worst offset 1.5-4.0 degrees against 0.7-3.2, seeds 2-5; decision 0089):
- * its links are taken as resting on the table's top.
- */
-const SINK_FROM_TWIN = new Set(['ergo-jr']);
 
 /** The pressing joint's torque limit (register value of 1023): gentle on a table and a 3D-printed arm. */
 export const TOUCH_TORQUE_LIMIT = 300;
@@ -156,8 +68,7 @@ export interface TouchPlan {
   readonly slide?: TouchSpec['slide'];
   /**
    * How far the link sank into the table on the twin (mm, negative): the mean gap at the twin's own joint angles while
-   * it pressed. A press sinks the link by its push over the link's mass; the fit expects the robot's to sink as much
-   * (0 for a robot not in SINK_FROM_TWIN).
+   * it pressed. A press sinks the link by its push over the link's mass; the fit expects the robot's to sink as much.
    */
   readonly sinkMm: number;
 }
@@ -240,8 +151,7 @@ export async function planTouch(
         slide: spec.slide,
       };
       const twin = await touchOnTwin(config, urdf, plan);
-      if ('refused' in twin) return twin;
-      return { ...plan, sinkMm: SINK_FROM_TWIN.has(config.name) ? twin.sinkMm : 0 };
+      return 'refused' in twin ? twin : { ...plan, sinkMm: twin.sinkMm };
     }
     return { refused: `${motor.name} meets nothing within its limits from that pose` };
   } finally {

@@ -28,9 +28,12 @@ export function touchesStartLine(count: number): string {
   return `${count} touches of the table: the arm lowered gently onto it and pressed (keep the table clear within its reach)`;
 }
 
-/** What a run says of a touch done. */
+/** What a run says of a touch done; one whose joint never stalled on the table says so (the fit leaves it out). */
 export function touchLine(which: string, plan: TouchPlan, log: TouchLog): string {
-  return `${which}: ${plan.motor} put the ${plan.link} on the table (${log.samples.length} of ${log.read} readings pressing)`;
+  const readings = `${log.samples.length} of ${log.read} readings pressing`;
+  return log.samples.length
+    ? `${which}: ${plan.motor} put the ${plan.link} on the table (${readings})`
+    : `${which}: ${plan.motor} did not press the ${plan.link} on the table (${readings}): left out`;
 }
 
 /** The robot's touches: none without a table in its world. */

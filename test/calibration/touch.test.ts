@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { PRIOR_OFFSET_SIGMA_DEG } from '../../src/calibration/fit.ts';
 import { fitInWorker } from '../../src/calibration/fit-thread.ts';
 import { fitTouches, touchFitLine } from '../../src/calibration/touch-fit.ts';
-import { type TouchLog, planTouch, runTouches } from '../../src/calibration/touch.ts';
+import { type TouchLog, planTouch, runTouches, touchLine } from '../../src/calibration/touch.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { modelSpec, positionResolution } from '../../src/dynamixel/registers.ts';
@@ -90,6 +90,14 @@ describe('offsets from touches of the table', function () {
       expect(plan.predicted).to.be.within(-39, -35);
       expect(plan.target).to.be.closeTo(plan.predicted - 12, 1e-9);
       expect(plan.start).to.be.closeTo(plan.predicted + 12, 1e-9);
+      // Its line once run: a touch that read nothing pressing says so, not that it put the tip down.
+      const log = { motor: 'm2', link: 'tip', samples: [{ m2: -37 }], read: 15, sinkMm: plan.sinkMm };
+      expect(touchLine('touch 1/1', plan, log)).to.equal(
+        'touch 1/1: m2 put the tip on the table (1 of 15 readings pressing)',
+      );
+      expect(touchLine('touch 1/1', plan, { ...log, samples: [] })).to.equal(
+        'touch 1/1: m2 did not press the tip on the table (0 of 15 readings pressing): left out',
+      );
     }
     // Leaning back, the arm meets its own base before any table; the base's yaw brings nothing down.
     const back = await planTouch(config, urdf, { motor: 'm2', direction: 1 });

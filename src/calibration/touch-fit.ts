@@ -30,7 +30,7 @@ export interface TouchFit {
 
 /** A column of the contacts' Jacobian smaller than this (m per degree) moves no touch: that offset is unseen. */
 const UNSEEN_M_PER_DEG = 2e-5;
-/** Equations kept per touch, evenly spaced over its distinct readings (a slide gives hundreds). */
+/** Equations kept per touch, evenly spaced over its distinct readings (a joint turning through a press gives many). */
 const PER_TOUCH = 60;
 
 /**

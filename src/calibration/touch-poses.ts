@@ -6,8 +6,6 @@ export interface TouchSpec {
   readonly motor: string;
   readonly direction: 1 | -1;
   readonly pose?: Readonly<Record<string, number>>;
-  /** While it presses, another joint turns by this much (degrees): the link slides on the table. */
-  readonly slide?: { readonly motor: string; readonly by: number };
 }
 
 /**

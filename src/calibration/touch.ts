@@ -54,8 +54,6 @@ const HOLD_S = 0.6;
 const READ_S = 0.3;
 /** A joint short of its goal by this much at the end of the press met the table (degrees). */
 const STALL_DEG = 3;
-/** Degrees per second a joint slides the pressing link along the table. */
-const SLIDE_DEG_S = 6;
 
 export interface TouchPlan {
   readonly motor: string;
@@ -68,7 +66,6 @@ export interface TouchPlan {
   /** Where the twin met the table (the pressing joint's reading, raw degrees) and with which link. */
   readonly predicted: number;
   readonly link: string;
-  readonly slide?: TouchSpec['slide'];
   /**
    * How far the link sank into the table on the twin (mm, negative): the mean gap at the twin's own joint angles while
    * it pressed. A press sinks the link by its push over the link's mass; the fit expects the robot's to sink as much.
@@ -81,7 +78,7 @@ export interface TouchLog {
   readonly link: string;
   /**
    * Every joint's readings (raw degrees, by name) while the pressing joint stayed STALL_DEG or more short of its goal
-   * (it met the table): at the press's end and along the slide, one per sample.
+   * (it met the table): at the press's end, one per sample.
    */
   readonly samples: readonly Readonly<Record<string, number>>[];
   /** Samples read in all, pressing or not. */
@@ -151,7 +148,6 @@ export async function planTouch(
         target: clamp(predicted + spec.direction * OVERSHOOT_DEG),
         predicted,
         link,
-        slide: spec.slide,
       };
       const twin = await touchOnTwin(config, urdf, plan);
       return 'refused' in twin ? twin : { ...plan, sinkMm: twin.sinkMm };
@@ -257,19 +253,6 @@ export async function runTouch(
     await rig.wait(SAMPLE);
   };
   for (let k = Math.round(READ_S / SAMPLE); k > 0 && !rig.stopped?.(); k--) await sample();
-  if (plan.slide) {
-    const slider = config.motors.find((m) => m.name === plan.slide!.motor)!;
-    const from = plan.pose[slider.name]!;
-    const n = Math.ceil(Math.abs(plan.slide.by) / (SLIDE_DEG_S * SAMPLE));
-    for (let k = 1; k <= n && !rig.stopped?.(); k++) {
-      const goal = from + (plan.slide.by * k) / n;
-      await rig.bus.write(
-        'goal_position',
-        new Map([[slider.id, degToPosition(modelSpec(slider.model), goal)]]),
-      );
-      await sample();
-    }
-  }
   await rig.bus.write('torque_limit', new Map([[plan.id, 1023]]));
   await rig.bus.write('goal_position', goalsOf(config, calibrationPose(config)));
   await rig.wait(MOVE_S);

@@ -427,11 +427,12 @@ export class ShadowTwin {
     });
     for (const m of this.#motors) {
       const goalUser = userFrame.position(m, goal.get(m.id) as number);
-      const restBand = restBandDeg(m.model, kp.get(m.id) ?? 0);
+      const kpNow = kp.get(m.id) ?? 0;
+      const restBand = restBandDeg(m.model, kpNow);
       const twin: Reading = {
         ...reading(m, pos.get(m.id), speed.get(m.id), load.get(m.id))!,
         goal: goalUser,
-        settles: settlesAt(m, goalUser, restBand, kp.get(m.id) ?? 0, jointLoad.get(m.id) ?? 0, integrating),
+        settles: settlesAt(m, goalUser, restBand, kpNow, jointLoad.get(m.id) ?? 0, integrating),
       };
       const real = reading(
         m,

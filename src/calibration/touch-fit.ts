@@ -8,7 +8,7 @@ import { type TableGeometry, tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { PRIOR_OFFSET_SIGMA_DEG } from './fit.ts';
 import { invert } from './least-squares.ts';
-import { type TouchLog, carried } from './touch.ts';
+import { type TouchLog, carried, resinkTouches } from './touch.ts';
 
 const DEG = Math.PI / 180;
 
@@ -19,8 +19,10 @@ export interface TouchFit {
   readonly unseen: readonly string[];
   /** How far the table's top sat above the config's (mm): the robot's mounting, and the press's small sink. */
   readonly liftMm: number;
-  /** RMS of the fitted contacts' gaps (mm). */
+  /** RMS of the fitted contacts' gaps (mm), each touch by its weight. */
   readonly residualMm: number;
+  /** Touches whose sink moved on the twin with the offsets found (weight under a half; decision 0090). */
+  readonly shifted?: number;
   /**
    * Why the offsets were not taken: the touches disagree beyond what a press's sink explains (another link met the
    * table, or the table is not where the config says): `offsets` is then empty.
@@ -52,7 +54,9 @@ const NEAR_M = 0.03;
 /**
  * The offsets (and the table's lift) that put each touch's link on the table: least squares on the gaps over every
  * distinct set of readings. A touch sinks into the table by its own press, so its readings share an error their
- * counts do not show: the sigmas count it (touchSigmas).
+ * counts do not show: the sigmas count it (touchSigmas). Touches run from a plan are then pressed again on a twin with
+ * the offsets found and fitted once more with the sinks it shows, each weighted by how far its sink moved (decision
+ * 0090): a sink that turns with the pose says less.
  */
 export async function fitTouches(
   config: RobotConfig,
@@ -63,25 +67,38 @@ export async function fitTouches(
   const table = config.world.table;
   if (!table) throw new Error(`${config.name}: no table in its world to touch`);
   const geo = geometry ?? (await tableGeometry(urdf, table));
+  const first = fitOnce(config, urdf, logs, geo);
+  if (first.rejected || !logs.some((log) => log.plan && log.samples.length)) return first;
+  const offsets = new Map([...first.offsets].map(([name, o]) => [name, o.value]));
+  return fitOnce(config, urdf, await resinkTouches(config, urdf, logs, offsets), geo);
+}
+
+/** One fit of the touches as logged, each weighted by how far its sink moved (touchWeight). */
+function fitOnce(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  logs: readonly TouchLog[],
+  geo: TableGeometry,
+): TouchFit {
   const names = config.motors.map((m) => m.name);
   // The unknowns at no offset and the config's table: where the fit starts, and the links' heights are first read.
   const zero = new Array<number>(names.length + 1).fill(0);
   // One equation per distinct set of readings: a joint at rest repeats its count, which says nothing new.
-  const touches: Contact[][] = logs
-    .filter((log) => log.samples.length > 0)
-    .map((log, touch) => {
-      const distinct = [...new Map(log.samples.map((s) => [JSON.stringify(s), s])).values()];
-      const every = Math.max(1, distinct.length / PER_TOUCH);
-      const first = { links: [log.link], readings: distinct[0]!, touch, sink: log.sinkMm / 1000 };
-      const own = gapAt(geo, names, first, zero);
-      const links = carried(urdf, log.motor).filter(
-        (l) => l === log.link || gapAt(geo, names, { ...first, links: [l] }, zero) < own + NEAR_M,
-      );
-      const kept: Contact[] = [];
-      for (let i = 0; i < distinct.length; i += every)
-        kept.push({ links, readings: distinct[Math.floor(i)]!, touch, sink: first.sink });
-      return kept;
-    });
+  const pressed = logs.filter((log) => log.samples.length > 0);
+  const weights = pressed.map(touchWeight);
+  const touches: Contact[][] = pressed.map((log, touch) => {
+    const distinct = [...new Map(log.samples.map((s) => [JSON.stringify(s), s])).values()];
+    const every = Math.max(1, distinct.length / PER_TOUCH);
+    const first = { links: [log.link], readings: distinct[0]!, touch, sink: log.sinkMm / 1000 };
+    const own = gapAt(geo, names, first, zero);
+    const links = carried(urdf, log.motor).filter(
+      (l) => l === log.link || gapAt(geo, names, { ...first, links: [l] }, zero) < own + NEAR_M,
+    );
+    const kept: Contact[] = [];
+    for (let i = 0; i < distinct.length; i += every)
+      kept.push({ links, readings: distinct[Math.floor(i)]!, touch, sink: first.sink });
+    return kept;
+  });
   const all = touches.flat();
   const J0 = columnsAt(geo, names, all, zero, 0.5);
   const seen = J0.map((col, i) => i >= names.length || col.some((v) => Math.abs(v) > UNSEEN_M_PER_DEG));
@@ -95,15 +112,18 @@ export async function fitTouches(
       residualMm: NaN,
       rejected: `${touches.length} touches pressed, too few for the ${free.length - 1} offsets they see and the table's height`,
     };
-  const x = gaussNewton(geo, names, all, free, zero);
+  const x = gaussNewton(geo, names, all, free, zero, weights);
   const r = all.map((c) => gapAt(geo, names, c, x));
   const J = columnsAt(geo, names, all, x, 0.2);
-  const sigmas = touchSigmas(J, r, all, free, touches.length, priorWeights(names, free));
+  const sigmas = touchSigmas(J, r, all, free, weights, priorWeights(names, free));
   const offsets = new Map<string, { value: number; sigma: number }>();
   free.forEach((i, k) => {
     if (i < names.length) offsets.set(names[i]!, { value: x[i]!, sigma: sigmas[k]! });
   });
-  const residualMm = 1000 * Math.sqrt(r.reduce((s, v) => s + v * v, 0) / Math.max(1, r.length));
+  const weighed = all.reduce((s, c) => s + weights[c.touch]!, 0);
+  const residualMm =
+    1000 * Math.sqrt(r.reduce((s, v, k) => s + weights[all[k]!.touch]! * v * v, 0) / weighed);
+  const shifted = pressed.filter((log) => touchWeight(log) < 0.5).length;
   if (residualMm > MAX_RESIDUAL_SINKS * SINK_SIGMA_M * 1000)
     return {
       offsets: new Map(),
@@ -117,6 +137,7 @@ export async function fitTouches(
     unseen,
     liftMm: x[names.length]!,
     residualMm,
+    shifted,
   };
 }
 
@@ -155,24 +176,22 @@ function touchSigmas(
   r: readonly number[],
   eqs: readonly Contact[],
   free: readonly number[],
-  touches: number,
+  weights: readonly number[],
   w: readonly number[],
 ): number[] {
+  const touches = weights.length;
+  const ew = eqs.map((c) => weights[c.touch]!);
   const A = free.map((i, a) =>
-    free.map((j, b) => J[i]!.reduce((s, v, k) => s + v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
+    free.map((j, b) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
   );
   const inv = invert(A);
   if (!inv) return free.map(() => Infinity);
-  // Per touch: the sum of its rows (J_t^T 1) and its mean gap.
+  // Per touch: the weighted sum of its rows (w_t J_t^T 1); what the weighted mean gaps left.
   const sums = Array.from({ length: touches }, () => free.map(() => 0));
-  const means = new Array<number>(touches).fill(0);
-  const counts = new Array<number>(touches).fill(0);
-  eqs.forEach((c, k) => {
-    free.forEach((i, m) => (sums[c.touch]![m]! += J[i]![k]!));
-    means[c.touch]! += r[k]!;
-    counts[c.touch]!++;
-  });
-  const left = means.reduce((s, v, t) => s + (v / counts[t]!) ** 2, 0) / Math.max(1, touches - free.length);
+  eqs.forEach((c, k) => free.forEach((i, m) => (sums[c.touch]![m]! += ew[k]! * J[i]![k]!)));
+  const means = touchMeans(r, eqs, touches);
+  const weight = weights.reduce((s, v) => s + v, 0);
+  const left = means.reduce((s, v, t) => s + weights[t]! * v * v, 0) / Math.max(1, weight - free.length);
   const s2 = Math.max(SHARED_FLOOR_M ** 2, left);
   // The prior's rows are observations too, each with the sink's sigma as its unit.
   const meat = free.map((_, a) =>
@@ -217,6 +236,29 @@ function columnsAt(
 }
 
 /**
+ * The spread of presses' mean gaps about their twins' sinks at the true offsets (m, one sigma): 0.2 mm on the
+ * emulated Ergo Jr and Torso (decision 0090). A touch whose sink moved by `s` on the twin with the offsets found weighs
+ * 1 / (1 + (s / PRESS_SPREAD_M)^2): its sink is that uncertain.
+ */
+const PRESS_SPREAD_M = 0.0002;
+
+/** A touch's weight in the fit: 1 until a twin pressed it again (resinkTouches), then by how far its sink moved. */
+function touchWeight(log: TouchLog): number {
+  return 1 / (1 + ((log.sinkShiftMm ?? 0) / 1000 / PRESS_SPREAD_M) ** 2);
+}
+
+/** Each touch's mean gap over its equations. */
+function touchMeans(r: readonly number[], eqs: readonly Contact[], touches: number): number[] {
+  const sums = new Array<number>(touches).fill(0);
+  const counts = new Array<number>(touches).fill(0);
+  eqs.forEach((c, k) => {
+    sums[c.touch]! += r[k]!;
+    counts[c.touch]!++;
+  });
+  return sums.map((v, t) => v / Math.max(1, counts[t]!));
+}
+
+/**
  * Levenberg-Marquardt over the `free` unknowns, steps of at most 2 degrees (or mm): far off, the gaps are not
  * linear, and a step that does not lower the squared gaps is damped until it does.
  */
@@ -226,20 +268,22 @@ function gaussNewton(
   eqs: readonly Contact[],
   free: readonly number[],
   x0: readonly number[],
+  weights: readonly number[],
 ): number[] {
   let x = [...x0];
   const w = priorWeights(names, free);
   const cost = (y: readonly number[]) =>
-    eqs.reduce((s, c) => s + gapAt(geo, names, c, y) ** 2, 0) +
+    eqs.reduce((s, c) => s + weights[c.touch]! * gapAt(geo, names, c, y) ** 2, 0) +
     free.reduce((s, i, k) => s + w[k]! * y[i]! ** 2, 0);
   let current = cost(x);
   for (let it = 0; it < 20; it++) {
     const J = columnsAt(geo, names, eqs, x, 0.2);
     const r = eqs.map((c) => gapAt(geo, names, c, x));
+    const ew = eqs.map((c) => weights[c.touch]!);
     const A = free.map((i, a) =>
-      free.map((j, b) => J[i]!.reduce((s, v, k) => s + v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
+      free.map((j, b) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
     );
-    const g = free.map((i, a) => J[i]!.reduce((s, v, k) => s + v * r[k]!, 0) + w[a]! * x[i]!);
+    const g = free.map((i, a) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * r[k]!, 0) + w[a]! * x[i]!);
     let moved = 0;
     for (const lambda of [0, 1e-3, 1e-2, 1e-1, 1, 10]) {
       const inv = invert(A.map((row, i) => row.map((v, j) => (i === j ? v * (1 + lambda) : v))));
@@ -263,5 +307,6 @@ export function touchFitLine(fit: TouchFit): string {
   if (fit.rejected) return `offsets from the table: not taken, ${fit.rejected}`;
   const found = [...fit.offsets].map(([n, o]) => `${n} ${o.value.toFixed(2)} +- ${o.sigma.toFixed(2)}`);
   const unseen = fit.unseen.length ? `; not identifiable by touch: ${fit.unseen.join(', ')}` : '';
-  return `offsets from the table (deg): ${found.join(', ')}; residual ${fit.residualMm.toFixed(2)} mm${unseen}`;
+  const left = fit.shifted ? `; ${fit.shifted} touches weighed less, their sinks turning with the pose` : '';
+  return `offsets from the table (deg): ${found.join(', ')}; residual ${fit.residualMm.toFixed(2)} mm${left}${unseen}`;
 }

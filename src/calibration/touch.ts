@@ -5,12 +5,14 @@
  * top sits from the config's) are the least-squares fit of those contacts, whatever the servos' friction or gain.
  */
 import type { MotorBus } from '../core/backend.ts';
+import { type ServoParams, servoParamsOf } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
-import { degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
+import { type ModelSpec, degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import { newPressingContact, pairKey } from '../sim/contacts.ts';
 import { tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
+import { defaultCalibration } from './defaults.ts';
 import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
 import { TOUCHES, type TouchSpec } from './touch-poses.ts';
 
@@ -30,7 +32,8 @@ export function touchesStartLine(count: number): string {
 
 /** What a run says of a touch done; one whose joint never stalled on the table says so (the fit leaves it out). */
 export function touchLine(which: string, plan: TouchPlan, log: TouchLog): string {
-  const readings = `${log.samples.length} of ${log.read} readings pressing`;
+  const searched = log.searchedDeg ? `, ${log.searchedDeg.toFixed(0)} degrees past the twin's contact` : '';
+  const readings = `${log.samples.length} of ${log.read} readings pressing${searched}`;
   return log.samples.length
     ? `${which}: ${plan.motor} put the ${plan.link} on the table (${readings})`
     : `${which}: ${plan.motor} did not press the ${plan.link} on the table (${readings}): left out`;
@@ -54,6 +57,12 @@ const HOLD_S = 0.6;
 const READ_S = 0.3;
 /** A joint short of its goal by this much at the end of the press met the table (degrees). */
 const STALL_DEG = 3;
+/**
+ * Where the robot's table lies further than the twin's (offsets of several degrees add up along an arm), the press
+ * goes on at the same rate up to this far past the planned target until the joint stalls (degrees), then as far past
+ * the stall as the plan pressed past its contact: the same saturated push at the torque limit.
+ */
+const SEARCH_DEG = 20;
 
 export interface TouchPlan {
   readonly motor: string;
@@ -85,6 +94,15 @@ export interface TouchLog {
   readonly read: number;
   /** The plan's sinkMm: the gap the fit expects at these readings (mm). */
   readonly sinkMm: number;
+  /** How far past the planned target the press went to meet the table (degrees; 0 where the twin's sufficed). */
+  readonly searchedDeg?: number;
+  /** The touch as planned (resinkTouches runs it again on a twin with the offsets found). */
+  readonly plan?: TouchPlan;
+  /**
+   * How far the sink moved when the twin pressed with the offsets found (mm, resinkTouches): a press whose sink turns
+   * with the pose (an edge of the print landing instead of a face) says less of the offsets.
+   */
+  readonly sinkShiftMm?: number;
 }
 
 /** The links a joint carries (its child and everything beyond). */
@@ -169,9 +187,10 @@ async function touchOnTwin(
   config: RobotConfig,
   urdf: UrdfRobot,
   plan: Omit<TouchPlan, 'sinkMm'>,
+  servoParams?: ReadonlyMap<number, ServoParams>,
 ): Promise<{ sinkMm: number } | { refused: string }> {
   const geo = await tableGeometry(urdf, config.world.table!);
-  const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false });
+  const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false, servoParams });
   await sim.open();
   try {
     sim.simulation.setPose(new Map(config.motors.map((m) => [m.id, calibrationPose(config)[m.name]!])));
@@ -224,7 +243,9 @@ export async function runTouch(
   pressing?: () => void,
 ): Promise<TouchLog> {
   const ids = config.motors.map((m) => m.id);
-  const spec = modelSpec(config.motors.find((m) => m.id === plan.id)!.model);
+  const motor = config.motors.find((m) => m.id === plan.id)!;
+  const spec = modelSpec(motor.model);
+  const limits = motor.angleLimit;
   await touchGains(rig.bus, config);
   await rig.bus.write('torque_limit', new Map(ids.map((id) => [id, 1023])));
   await rig.bus.write('torque_enable', new Map(ids.map((id) => [id, 1])));
@@ -237,6 +258,7 @@ export async function runTouch(
     await rig.bus.write('goal_position', new Map([[plan.id, degToPosition(spec, goal)]]));
     await rig.wait(SAMPLE);
   }
+  const target = await searchOn(rig, spec, plan, limits);
   await rig.wait(HOLD_S - READ_S);
   const samples: Record<string, number>[] = [];
   let read = 0;
@@ -246,7 +268,7 @@ export async function runTouch(
       config.motors.map((m) => [m.name, positionToDeg(modelSpec(m.model), values.get(m.id) as number)]),
     );
     read++;
-    if ((plan.target - at[plan.motor]!) * plan.direction >= STALL_DEG) {
+    if ((target - at[plan.motor]!) * plan.direction >= STALL_DEG) {
       samples.push(at);
       pressing?.();
     }
@@ -256,7 +278,79 @@ export async function runTouch(
   await rig.bus.write('torque_limit', new Map([[plan.id, 1023]]));
   await rig.bus.write('goal_position', goalsOf(config, calibrationPose(config)));
   await rig.wait(MOVE_S);
-  return { motor: plan.motor, link: plan.link, samples, read, sinkMm: plan.sinkMm };
+  const searchedDeg = Math.abs(target - plan.target);
+  return { motor: plan.motor, link: plan.link, samples, read, sinkMm: plan.sinkMm, searchedDeg, plan };
+}
+
+/**
+ * Each pressed touch run again on a twin whose servos carry these offsets (degrees by motor name; the models' other
+ * figures): the sink it shows there replaces the plan's, and how far it moved is kept (sinkShiftMm). Where that twin
+ * would not press, the sink stays and its shift is the whole of a press's (1 mm).
+ */
+export async function resinkTouches(
+  config: RobotConfig,
+  urdf: UrdfRobot,
+  logs: readonly TouchLog[],
+  offsets: ReadonlyMap<string, number>,
+): Promise<TouchLog[]> {
+  const params = servoParamsOf(defaultCalibration(config, '', ''));
+  for (const m of config.motors)
+    params.set(m.id, { ...params.get(m.id)!, offsetDeg: offsets.get(m.name) ?? 0 });
+  const out: TouchLog[] = [];
+  for (const log of logs) {
+    if (!log.plan || !log.samples.length) {
+      out.push(log);
+      continue;
+    }
+    const twin = await touchOnTwin(config, urdf, log.plan, params);
+    out.push(
+      'refused' in twin
+        ? { ...log, sinkShiftMm: 1 }
+        : { ...log, sinkMm: twin.sinkMm, sinkShiftMm: twin.sinkMm - log.plan.sinkMm },
+    );
+  }
+  return out;
+}
+
+/**
+ * At the planned target, a joint that has not stalled has not met the table: its goal goes on at RATE_DEG_S, up to
+ * SEARCH_DEG further (within its limits), until it stalls, then past the stall by the plan's press. The target the
+ * press ends at (the plan's where it stalled in time).
+ */
+async function searchOn(
+  rig: Rig,
+  spec: ModelSpec,
+  plan: TouchPlan,
+  limits: readonly [number, number],
+): Promise<number> {
+  const lag = async (goal: number) =>
+    (goal - positionToDeg(spec, (await rig.bus.read([plan.id], 'present_position')).get(plan.id) as number)) *
+    plan.direction;
+  const end =
+    plan.direction > 0
+      ? Math.min(limits[1], plan.target + SEARCH_DEG)
+      : Math.max(limits[0], plan.target - SEARCH_DEG);
+  const step = plan.direction * RATE_DEG_S * SAMPLE;
+  let goal = plan.target;
+  while ((await lag(goal)) < STALL_DEG) {
+    if ((end - goal) * plan.direction <= 1e-9 || rig.stopped?.()) return goal;
+    goal = (goal + step - end) * plan.direction > 0 ? end : goal + step;
+    await rig.bus.write('goal_position', new Map([[plan.id, degToPosition(spec, goal)]]));
+    await rig.wait(SAMPLE);
+  }
+  if (goal === plan.target) return goal;
+  // Met the table: on past the stall as far as the plan pressed past the twin's contact.
+  const press = Math.max(0, (plan.target - plan.predicted) * plan.direction - STALL_DEG);
+  const final = plan.direction > 0 ? Math.min(limits[1], goal + press) : Math.max(limits[0], goal - press);
+  const more = Math.ceil(Math.abs(final - goal) / (RATE_DEG_S * SAMPLE));
+  for (let k = 1; k <= more && !rig.stopped?.(); k++) {
+    await rig.bus.write(
+      'goal_position',
+      new Map([[plan.id, degToPosition(spec, goal + ((final - goal) * k) / more)]]),
+    );
+    await rig.wait(SAMPLE);
+  }
+  return final;
 }
 
 /**

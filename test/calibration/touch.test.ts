@@ -7,7 +7,16 @@ import { expect } from 'chai';
 import { PRIOR_OFFSET_SIGMA_DEG } from '../../src/calibration/fit.ts';
 import { fitInWorker } from '../../src/calibration/fit-thread.ts';
 import { fitTouches, touchFitLine } from '../../src/calibration/touch-fit.ts';
-import { type TouchLog, planTouch, runTouches, touchLine } from '../../src/calibration/touch.ts';
+import { defaultCalibration } from '../../src/calibration/defaults.ts';
+import {
+  TOUCHES,
+  type TouchLog,
+  planTouch,
+  resinkTouches,
+  runTouch,
+  runTouches,
+  touchLine,
+} from '../../src/calibration/touch.ts';
 import { drawTrueParams } from '../../src/calibration/truth.ts';
 import { loadRobotConfig } from '../../src/config/robot-config.ts';
 import { modelSpec, positionResolution } from '../../src/dynamixel/registers.ts';
@@ -150,6 +159,31 @@ describe('offsets from touches of the table', function () {
     );
   });
 
+  it("presses on past the twin's contact where the robot's table lies further, and says so", async () => {
+    const { config, urdf } = await ergoJr();
+    const plan = await planTouch(config, urdf, TOUCHES['ergo-jr']![0]!);
+    if ('refused' in plan) return expect.fail(plan.refused);
+    // m3 reads 16 degrees below where it stands: the tip meets the table beyond the plan's 12 degrees of press.
+    const servos = structuredClone(defaultCalibration(config, '(test)', new Date(0).toISOString()));
+    (servos.motors.m3!.offset as { value: number }).value = -16;
+    const emulated = await emulateBus({ robot: 'ergo-jr', speed: 'manual', servoParams: servos });
+    try {
+      const rig = {
+        bus: emulated.sim.bus,
+        now: () => emulated.sim.clock.now(),
+        wait: (s: number) => emulated.sim.advance(s),
+      };
+      const log = await runTouch(rig, config, plan);
+      expect(log.searchedDeg, 'went on past the planned target').to.be.above(1);
+      expect(log.samples.length, 'and pressed').to.equal(log.read);
+      expect(touchLine('touch 1/24', plan, log)).to.match(
+        /^touch 1\/24: m3 put the tip on the table \(15 of 15 readings pressing, \d+ degrees past the twin's contact\)$/,
+      );
+    } finally {
+      await emulated.close();
+    }
+  });
+
   it('on the emulator with servos of their own, the touches put each offset within 0.3 degree', async () => {
     const { config, urdf } = await ergoJr();
     const truth = drawTrueParams(config, 3);
@@ -172,6 +206,12 @@ describe('offsets from touches of the table', function () {
       logs.every((l) => l.sinkMm <= 0 && l.sinkMm > -1),
       logs.map((l) => l.sinkMm).join(' '),
     ).to.equal(true);
+    // Pressed again on a twin without offsets, each touch sinks as its plan did; with the true ones, some move.
+    const same = await resinkTouches(config, urdf, logs, new Map());
+    expect(same.every((l) => Math.abs(l.sinkShiftMm!) < 1e-6)).to.equal(true);
+    const offsets = new Map(Object.entries(truth.motors).map(([n, m]) => [n, m.offset.value]));
+    const moved = await resinkTouches(config, urdf, logs, offsets);
+    expect(moved.some((l) => Math.abs(l.sinkShiftMm!) > 0.02)).to.equal(true);
     const fit = await fitTouches(config, urdf, logs);
     expect(fit.rejected).to.equal(undefined);
     expect(fit.unseen).to.deep.equal(['m1']);

@@ -4,7 +4,7 @@
  * residual), the fit, and the recovered-vs-true table (bench/README.md).
  * Usage: npx tsx bench/calibration.ts [robot] [seed] [motors,comma,separated|all|none] [out.json]
  * With out.json, the fitted calibration is written there (bench/held-out.ts loads it). The table's touches run after
- * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them).
+ * the motors' runs and set the offsets (BENCH_CAL_TOUCH=0: without them). BENCH_CAL_PASSES=<n>: the fit's passes (3).
  */
 import { performance } from 'node:perf_hooks';
 import { clearExcitation, unsteadyChirpLine } from '../src/calibration/clearance.ts';
@@ -77,7 +77,7 @@ try {
   }
   await fitRobot(config, urdf, logs, fitted, {
     touched: touched?.offsets,
-    passes: process.env.BENCH_CAL_PASSES === '1' ? 1 : 2,
+    passes: Number(process.env.BENCH_CAL_PASSES ?? 2),
     onFitted: (name, { calibration: c, evaluations, estimates: e }, pass) => {
       const t2 = performance.now();
       const tr = truth.motors[name]!;

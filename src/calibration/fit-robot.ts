@@ -1,11 +1,12 @@
 /**
- * The fit of every logged motor of a robot in two passes, each motor's fit replaying its run on the whole twin with
+ * The fit of every logged motor of a robot in three passes, each motor's fit replaying its run on the whole twin with
  * the other servos as best known when it starts: the joints that hold the pose give under its swing as their own
  * servos do, so a fit that takes their models for them is biased (the Ergo Jr m3's armature 17-23 % off; with the
  * others' true servos, within 2.5 %: decision 0065). The motors go in the order of the mass they carry, least first,
  * and each fit's figures are in the twin of every fit after it (Gauss-Seidel): a wrist's swing stirs little of the
  * arm, so the others' errors enter its fit least, and it is known when the shoulder that carries it is fitted
- * (decision 0077). Pass 1 starts from the servos' models; pass 2 fits each again with every other one's latest figures.
+ * (decision 0077). Pass 1 starts from the servos' models; passes 2 and 3 fit each again with every other one's latest
+ * figures: the heaviest-carrying joint is fitted last, so only a third pass shows the others its second (decision 0091).
  */
 import { type Calibration, type ServoParams, servoParamsOf } from '../config/calibration.ts';
 import type { RobotConfig } from '../config/robot-config.ts';
@@ -27,8 +28,8 @@ import type { MotorLog } from './run.ts';
 import { carried } from './touch.ts';
 
 export interface FitRobotOptions {
-  /** 2 (default): a second pass, each motor with every other one's latest figures; 1: one pass. */
-  readonly passes?: 1 | 2;
+  /** 3 (default): two more passes, each motor with every other one's latest figures; 1: one pass. */
+  readonly passes?: number;
   readonly budget?: Parameters<typeof fitMotor>[3];
   /** Offsets the table's touches found (touch.ts, by motor name): held in the fits, and the others' in the twin. */
   readonly touched?: ReadonlyMap<string, { value: number; sigma: number }>;
@@ -45,7 +46,7 @@ export async function fitRobot(
   opts: FitRobotOptions = {},
 ): Promise<Map<string, FitResult>> {
   const results = new Map<string, FitResult>();
-  const passes = logs.length > 1 ? (opts.passes ?? 2) : 1;
+  const passes = logs.length > 1 ? (opts.passes ?? 3) : 1;
   const order = fitOrder(urdf, logs);
   const fitted = new Set<string>();
   for (let pass = 1; pass <= passes; pass++) {
@@ -132,7 +133,7 @@ export function othersKnown(
   return params;
 }
 
-/** The figures the second pass sets, by their index in the fit's unknowns (keptEstimate's). */
+/** The figures a later pass sets, by their index in the fit's unknowns (keptEstimate's). */
 const FIGURES = [
   ['gain', 1],
   ['armature', 2],
@@ -141,13 +142,13 @@ const FIGURES = [
 ] as const;
 
 /**
- * The second pass's figures with each sigma at least PASS_SHIFT_SIGMAS times what the others' first-pass figures
+ * A later pass's figures with each sigma at least PASS_SHIFT_SIGMAS times what the others' earlier figures
  * moved it by: the others are known no better than that, and what they still miss moves it again (the Ergo Jr's m1
  * armature went +31.5 to +19.6 % with a sigma under 1 %, seed 2; in a run with the touched offsets, +31.8 to +23.0 %,
  * still 23 % off: the miss left was 2.6 times the pass's move). A figure so widened past the tolerance is said not
  * identifiable.
  */
-/** A second pass's move of a figure, in its sigmas (widened): one that moved over 3.75 % is not identified at 15 %. */
+/** A later pass's move of a figure, in its sigmas (widened): one that moved over 3.75 % is not identified at 15 %. */
 export const PASS_SHIFT_SIGMAS = 2;
 
 export function widened(second: FitResult, first: FitResult, config: RobotConfig, motor: string): FitResult {

@@ -78,7 +78,7 @@ function inWorker(job: FitJob, onMessage: (m: FitMessage) => void, signal: Abort
 }
 
 /**
- * Resolves once every motor is fitted (two passes: each motor is told twice, the second pass's figures last);
+ * Resolves once every motor is fitted (three passes: each motor is told three times, the last pass's figures last);
  * `onFitted` is told each in turn. Rejects with an AbortError on `signal`.
  */
 export function fitInWorker(

@@ -57,7 +57,7 @@ export interface NeighbourSigmas {
 
 /** What a motor's fit knows of the rest of the robot. */
 export interface FitContext {
-  /** The other servos as a first pass fitted them (fitRobot's second pass); absent: their models. */
+  /** The other servos as an earlier pass fitted them (fitRobot's later passes); absent: their models. */
   readonly others?: ReadonlyMap<number, ServoParams>;
   /** The offset the table's touches found (touch.ts): held there, the approaches not fitted. */
   readonly touched?: { value: number; sigma: number };

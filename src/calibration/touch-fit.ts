@@ -70,7 +70,7 @@ export async function fitTouches(
   const first = fitOnce(config, urdf, logs, geo);
   if (first.rejected || !logs.some((log) => log.plan && log.samples.length)) return first;
   const offsets = new Map([...first.offsets].map(([name, o]) => [name, o.value]));
-  return fitOnce(config, urdf, await resinkTouches(config, urdf, logs, offsets), geo);
+  return fitOnce(config, urdf, await resinkTouches(config, urdf, logs, offsets, geo), geo);
 }
 
 /** One fit of the touches as logged, each weighted by how far its sink moved (touchWeight). */
@@ -123,7 +123,7 @@ function fitOnce(
   const weighed = all.reduce((s, c) => s + weights[c.touch]!, 0);
   const residualMm =
     1000 * Math.sqrt(r.reduce((s, v, k) => s + weights[all[k]!.touch]! * v * v, 0) / weighed);
-  const shifted = pressed.filter((log) => touchWeight(log) < 0.5).length;
+  const shifted = weights.filter((w) => w < 0.5).length;
   if (residualMm > MAX_RESIDUAL_SINKS * SINK_SIGMA_M * 1000)
     return {
       offsets: new Map(),
@@ -181,10 +181,7 @@ function touchSigmas(
 ): number[] {
   const touches = weights.length;
   const ew = eqs.map((c) => weights[c.touch]!);
-  const A = free.map((i, a) =>
-    free.map((j, b) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
-  );
-  const inv = invert(A);
+  const inv = invert(weightedNormal(J, free, ew, w));
   if (!inv) return free.map(() => Infinity);
   // Per touch: the weighted sum of its rows (w_t J_t^T 1); what the weighted mean gaps left.
   const sums = Array.from({ length: touches }, () => free.map(() => 0));
@@ -247,6 +244,20 @@ function touchWeight(log: TouchLog): number {
   return 1 / (1 + ((log.sinkShiftMm ?? 0) / 1000 / PRESS_SPREAD_M) ** 2);
 }
 
+/** J^T W J over the `free` columns of J (one per unknown), W the equations' weights, plus the prior's on its diagonal. */
+function weightedNormal(
+  J: readonly number[][],
+  free: readonly number[],
+  weights: readonly number[],
+  prior: readonly number[],
+): number[][] {
+  return free.map((i, a) =>
+    free.map(
+      (j, b) => J[i]!.reduce((s, v, k) => s + weights[k]! * v * J[j]![k]!, 0) + (a === b ? prior[a]! : 0),
+    ),
+  );
+}
+
 /** Each touch's mean gap over its equations. */
 function touchMeans(r: readonly number[], eqs: readonly Contact[], touches: number): number[] {
   const sums = new Array<number>(touches).fill(0);
@@ -280,9 +291,7 @@ function gaussNewton(
     const J = columnsAt(geo, names, eqs, x, 0.2);
     const r = eqs.map((c) => gapAt(geo, names, c, x));
     const ew = eqs.map((c) => weights[c.touch]!);
-    const A = free.map((i, a) =>
-      free.map((j, b) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * J[j]![k]!, 0) + (a === b ? w[a]! : 0)),
-    );
+    const A = weightedNormal(J, free, ew, w);
     const g = free.map((i, a) => J[i]!.reduce((s, v, k) => s + ew[k]! * v * r[k]!, 0) + w[a]! * x[i]!);
     let moved = 0;
     for (const lambda of [0, 1e-3, 1e-2, 1e-1, 1, 10]) {

@@ -10,7 +10,7 @@ import type { RobotConfig } from '../config/robot-config.ts';
 import { type ModelSpec, degToPosition, modelSpec, positionToDeg } from '../dynamixel/registers.ts';
 import { SimBackend } from '../sim/backend.ts';
 import { newPressingContact, pairKey } from '../sim/contacts.ts';
-import { tableGeometry } from '../sim/table-gap.ts';
+import { type TableGeometry, tableGeometry } from '../sim/table-gap.ts';
 import type { UrdfRobot } from '../urdf/types.ts';
 import { defaultCalibration } from './defaults.ts';
 import { type Rig, SAMPLE, calibrationPose, runGains } from './run.ts';
@@ -188,8 +188,9 @@ async function touchOnTwin(
   urdf: UrdfRobot,
   plan: Omit<TouchPlan, 'sinkMm'>,
   servoParams?: ReadonlyMap<number, ServoParams>,
+  geometry?: TableGeometry,
 ): Promise<{ sinkMm: number } | { refused: string }> {
-  const geo = await tableGeometry(urdf, config.world.table!);
+  const geo = geometry ?? (await tableGeometry(urdf, config.world.table!));
   const sim = new SimBackend({ config, urdf, speed: 'manual', cameraRealism: false, servoParams });
   await sim.open();
   try {
@@ -252,12 +253,7 @@ export async function runTouch(
   await rig.bus.write('goal_position', goalsOf(config, plan.pose));
   await rig.wait(MOVE_S);
   await rig.bus.write('torque_limit', new Map([[plan.id, TOUCH_TORQUE_LIMIT]]));
-  const steps = Math.ceil(Math.abs(plan.target - plan.start) / (RATE_DEG_S * SAMPLE));
-  for (let k = 1; k <= steps && !rig.stopped?.(); k++) {
-    const goal = plan.start + ((plan.target - plan.start) * k) / steps;
-    await rig.bus.write('goal_position', new Map([[plan.id, degToPosition(spec, goal)]]));
-    await rig.wait(SAMPLE);
-  }
+  await ramp(rig, spec, plan.id, plan.start, plan.target);
   const target = await searchOn(rig, spec, plan, limits);
   await rig.wait(HOLD_S - READ_S);
   const samples: Record<string, number>[] = [];
@@ -292,7 +288,9 @@ export async function resinkTouches(
   urdf: UrdfRobot,
   logs: readonly TouchLog[],
   offsets: ReadonlyMap<string, number>,
+  geometry?: TableGeometry,
 ): Promise<TouchLog[]> {
+  const geo = geometry ?? (await tableGeometry(urdf, config.world.table!));
   const params = servoParamsOf(defaultCalibration(config, '', ''));
   for (const m of config.motors)
     params.set(m.id, { ...params.get(m.id)!, offsetDeg: offsets.get(m.name) ?? 0 });
@@ -302,7 +300,7 @@ export async function resinkTouches(
       out.push(log);
       continue;
     }
-    const twin = await touchOnTwin(config, urdf, log.plan, params);
+    const twin = await touchOnTwin(config, urdf, log.plan, params, geo);
     out.push(
       'refused' in twin
         ? { ...log, sinkShiftMm: 1 }
@@ -326,10 +324,8 @@ async function searchOn(
   const lag = async (goal: number) =>
     (goal - positionToDeg(spec, (await rig.bus.read([plan.id], 'present_position')).get(plan.id) as number)) *
     plan.direction;
-  const end =
-    plan.direction > 0
-      ? Math.min(limits[1], plan.target + SEARCH_DEG)
-      : Math.max(limits[0], plan.target - SEARCH_DEG);
+  const within = (v: number) => Math.min(limits[1], Math.max(limits[0], v));
+  const end = within(plan.target + plan.direction * SEARCH_DEG);
   const step = plan.direction * RATE_DEG_S * SAMPLE;
   let goal = plan.target;
   while ((await lag(goal)) < STALL_DEG) {
@@ -341,16 +337,21 @@ async function searchOn(
   if (goal === plan.target) return goal;
   // Met the table: on past the stall as far as the plan pressed past the twin's contact.
   const press = Math.max(0, (plan.target - plan.predicted) * plan.direction - STALL_DEG);
-  const final = plan.direction > 0 ? Math.min(limits[1], goal + press) : Math.max(limits[0], goal - press);
-  const more = Math.ceil(Math.abs(final - goal) / (RATE_DEG_S * SAMPLE));
-  for (let k = 1; k <= more && !rig.stopped?.(); k++) {
+  const final = within(goal + plan.direction * press);
+  await ramp(rig, spec, plan.id, goal, final);
+  return final;
+}
+
+/** The joint's goal moved from `from` to `to` at RATE_DEG_S, a step each SAMPLE (raw degrees). */
+async function ramp(rig: Rig, spec: ModelSpec, id: number, from: number, to: number): Promise<void> {
+  const steps = Math.ceil(Math.abs(to - from) / (RATE_DEG_S * SAMPLE));
+  for (let k = 1; k <= steps && !rig.stopped?.(); k++) {
     await rig.bus.write(
       'goal_position',
-      new Map([[plan.id, degToPosition(spec, goal + ((final - goal) * k) / more)]]),
+      new Map([[id, degToPosition(spec, from + ((to - from) * k) / steps)]]),
     );
     await rig.wait(SAMPLE);
   }
-  return final;
 }
 
 /**

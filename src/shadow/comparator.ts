@@ -44,7 +44,8 @@ export interface ShadowEvent {
 
 /**
  * 'paused': the comparison is paused (a calibration run drives the servos, pause()). 'touching': beyond the band
- * because the twin presses a contact the real joint does not feel (twinAloneTouches): the twin's fault, not an event.
+ * because the twin presses a contact the real joint does not feel (twinAloneTouches), or the robot one its twin's
+ * links come within a few millimetres of (robotAloneTouches): the twin's geometry, not an event.
  */
 export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | 'paused' | 'touching' | DivergenceKind;
 
@@ -104,6 +105,11 @@ export const BAND = {
    */
   RESIDUAL_FACTOR: 3,
   CALIBRATED_FLOOR_DEG: 1.5,
+  /**
+   * Links of the twin this close (mm) across a joint may touch in the robot: an offset the table cannot place (a turn
+   * about the vertical) moves where links meet by millimetres (docs/decisions/0092-the-robot-touching-alone.md).
+   */
+  NEAR_GAP_MM: 10,
 } as const;
 
 /**
@@ -128,9 +134,21 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
  * their calibration's uncertainty put one a degree or two into the other, and the contact holds the twin's joint
  * degrees from the real one (decision 0086); a real joint that meets something feels it, and is still judged.
  */
-function twinAloneTouches(real: Reading, twin: Reading, pressed: boolean): boolean {
-  return pressed && Math.abs(twin.load) > Math.abs(real.load) + BAND.LOAD_BAND;
+function twinAloneTouches(real: Reading, twin: Reading, contact: TwinContact): boolean {
+  return contact === 'pressed' && Math.abs(twin.load) > Math.abs(real.load) + BAND.LOAD_BAND;
 }
+
+/**
+ * The mirror of twinAloneTouches: the real servo holds a push its twin does not (its load beyond the twin's by more
+ * than the load band) where the twin's links across the joint come within NEAR_GAP_MM of touching (`near`). The
+ * robot's links meet there, the twin's just miss; an obstacle elsewhere still raises its event.
+ */
+function robotAloneTouches(real: Reading, twin: Reading, contact: TwinContact): boolean {
+  return contact === 'near' && Math.abs(real.load) > Math.abs(twin.load) + BAND.LOAD_BAND;
+}
+
+/** What the twin's contacts do at a joint: a pressing contact acts across it, or its links across it nearly touch. */
+export type TwinContact = 'pressed' | 'near' | undefined;
 
 /**
  * Both joints still, the real one where the twin's gearbox can hold it (Reading.settles, else within `restBand` of the
@@ -194,8 +212,11 @@ export interface ComparatorOptions {
   readonly deadBands?: ReadonlyMap<string, number>;
   /** Called once per event raised (with what its hold window said) and once per event cleared. */
   readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared', held?: HoldWindow) => void;
-  /** Called as a motor becomes `touching` (twinAloneTouches), once until it is something else. */
-  readonly onTouching?: (motor: string, real: Reading, twin: Reading) => void;
+  /**
+   * Called as a motor becomes `touching`, once until it is something else: `side` is who presses, the twin alone
+   * (twinAloneTouches) or the robot alone (robotAloneTouches).
+   */
+  readonly onTouching?: (motor: string, real: Reading, twin: Reading, side: 'twin' | 'robot') => void;
 }
 
 export class Comparator {
@@ -240,8 +261,8 @@ export class Comparator {
    * the bus counts it lost; `compliant`: the twin's joint follows the real one, nothing to compare. `restBand`
    * (degrees): how far from its goal the servo's gearbox may hold it at rest with no load (restBandDeg); two still
    * joints agree when the real one stands where the twin's gearbox can hold it (Reading.settles, else the goal +-
-   * restBand), whichever side each stopped on. `pressed`: a pressing contact in the twin acts across this joint
-   * (twinAloneTouches).
+   * restBand), whichever side each stopped on. `contact`: what the twin's contacts do at this joint
+   * (twinAloneTouches, robotAloneTouches).
    */
   update(
     t: number,
@@ -251,7 +272,7 @@ export class Comparator {
     twin: Reading,
     compliant: boolean,
     restBand = 0,
-    pressed = false,
+    contact: TwinContact = undefined,
   ): MotorComparison {
     const k = this.#tracks.get(motor)!;
     if (this.#paused) {
@@ -315,11 +336,18 @@ export class Comparator {
       return (k.last = { motor, real, twin, error, band, deadBand, restBand, state: 'compliant' });
     }
     const beyond = Math.abs(error) > band && !restingSettled(real, twin, restBand);
-    if (beyond && twinAloneTouches(real, twin, pressed)) {
-      // Neither raised nor cleared: a divergence under way starts afresh once the twin lets go.
+    const side = !beyond
+      ? undefined
+      : twinAloneTouches(real, twin, contact)
+        ? 'twin'
+        : robotAloneTouches(real, twin, contact)
+          ? 'robot'
+          : undefined;
+    if (side) {
+      // Neither raised nor cleared: a divergence under way starts afresh once the contact ends.
       k.overSince = undefined;
       k.inBandSince = undefined;
-      if (!k.event && k.last.state !== 'touching') this.opts.onTouching?.(motor, real, twin);
+      if (!k.event && k.last.state !== 'touching') this.opts.onTouching?.(motor, real, twin, side);
       return (k.last = {
         motor,
         real,
@@ -382,6 +410,12 @@ export class Comparator {
       k.inBandSince = undefined;
       k.offlineSince = undefined;
     }
+  }
+
+  /** Whether `motor` was beyond its band at its latest comparison, no event raised: diverging, or touching. */
+  diverging(motor: string): boolean {
+    const state = this.#tracks.get(motor)?.last.state;
+    return state === 'diverging' || state === 'touching';
   }
 
   /** The latest comparison of every motor. */

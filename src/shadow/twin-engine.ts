@@ -56,6 +56,8 @@ export interface TwinCycleInput {
   /** The cycle's measured present_position and present_speed, raw, by id (absent: no reading this cycle). */
   readonly position?: ById;
   readonly speed?: ById;
+  /** The motors (ids) whose joints' gaps to look at (TwinCycleOutput.near): those beyond their band last cycle. */
+  readonly lookNear?: readonly number[];
   /** The writes the cycle sent, in order. */
   readonly writes: readonly (readonly [BusRegister, ById])[];
   /** Seconds of robot time the cycle covered (0: none to run). */
@@ -91,6 +93,8 @@ export interface TwinCycleOutput {
   readonly integrating: readonly number[];
   /** The motors (ids) a pressing contact in the twin acts across after the cycle (World.pressedJoints). */
   readonly pressed: readonly number[];
+  /** Of TwinCycleInput.lookNear, the motors whose links across the joint come within BAND.NEAR_GAP_MM of touching. */
+  readonly near: readonly number[];
   /** The torque (N.m) gravity (and any push applied) puts about each motor's joint after the cycle (jointLoads). */
   readonly jointLoad: ById<number>;
   readonly firmware?: ById<FirmwareState>;
@@ -214,10 +218,13 @@ export class LocalTwinEngine implements TwinEngine {
     if (input.matchLoads) sim.matchLoads(input.matchLoads);
     await this.#catchUpStiffened(input.writes, torque, realPos, realSpeed);
     for (const [reg, v] of input.writes) await this.#apply(reg, v, warnings);
-    return { ...(await this.#readings()), stale, busyMs: performance.now() - started, warnings };
+    const readings = await this.#readings(input.lookNear);
+    return { ...readings, stale, busyMs: performance.now() - started, warnings };
   }
 
-  async #readings(): Promise<Omit<TwinCycleOutput, 'warnings' | 'stale' | 'busyMs'>> {
+  async #readings(
+    lookNear: readonly number[] = [],
+  ): Promise<Omit<TwinCycleOutput, 'warnings' | 'stale' | 'busyMs'>> {
     const { sim } = this;
     const ids = this.#motors.map((m) => m.id);
     const regs = [
@@ -236,6 +243,9 @@ export class LocalTwinEngine implements TwinEngine {
       return typeof v === 'number' && Math.abs(loadToPercent(v)) > BAND.LOAD_BAND;
     });
     const pressedJoints = loaded ? sim.simulation.pressedJoints() : new Set<string>();
+    // The gaps of the joints beyond their band only: 50-600 us a joint for the Torso on this machine.
+    const looked = this.#motors.filter((m) => lookNear.includes(m.id)).map((m) => m.name);
+    const near = looked.length ? sim.simulation.jointsNear(looked, BAND.NEAR_GAP_MM / 1000) : new Set();
     const jointLoads = sim.simulation.jointLoads();
     return {
       time: sim.clock.now(),
@@ -247,6 +257,7 @@ export class LocalTwinEngine implements TwinEngine {
       limit,
       ...(await this.#gains()),
       pressed: this.#motors.filter((m) => pressedJoints.has(m.name)).map((m) => m.id),
+      near: this.#motors.filter((m) => near.has(m.name)).map((m) => m.id),
       jointLoad: new Map(this.#motors.map((m) => [m.id, jointLoads.get(m.name) ?? 0])),
       firmware: this.#setup.firmware ? sim.firmwareStates() : undefined,
     };

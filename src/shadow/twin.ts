@@ -29,6 +29,7 @@ import type { RealBackend } from '../real/backend.ts';
 import type { CycleReport } from '../real/sync-loop.ts';
 import type { CycleLog } from './cycle-log.ts';
 import {
+  BAND,
   Comparator,
   type HoldWindow,
   type MotorComparison,
@@ -149,10 +150,13 @@ export class ShadowTwin {
         if (change === 'raised') opts.log(describeEvent(e, held), 'warn');
         else opts.log(describeClear(e), 'info');
       },
-      onTouching: (motor, real, twin) =>
+      onTouching: (motor, real, twin, side) =>
         opts.log(
-          `shadow: ${motor} touching: the twin presses a contact the robot does not feel (twin ` +
-            `${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
+          `shadow: ${motor} touching: ${
+            side === 'twin'
+              ? 'the twin presses a contact the robot does not feel'
+              : `the robot presses a contact the twin comes within ${BAND.NEAR_GAP_MM} mm of`
+          } (twin ${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
             `${round(real.load)} %): not an event`,
           'info',
         ),
@@ -289,6 +293,7 @@ export class ShadowTwin {
     const answer = engine.cycle({
       position: realPos,
       speed: values.get('present_speed'),
+      lookNear: this.#motors.filter((m) => this.comparator.diverging(m.name)).map((m) => m.id),
       writes,
       // After a stall too long to catch up, the twin drops the time and is put on the measured pose.
       dt: reanchor ? 0 : dt,
@@ -441,8 +446,8 @@ export class ShadowTwin {
         values.get('present_load')?.get(m.id),
       );
       const online = this.#opts.real.health.get(m.id)?.online ?? false;
-      const pressed = out.pressed.includes(m.id);
-      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand, pressed);
+      const contact = out.pressed.includes(m.id) ? 'pressed' : out.near.includes(m.id) ? 'near' : undefined;
+      this.comparator.update(t, m.name, real, online, twin, torque.get(m.id) === 0, restBand, contact);
     }
     if (resuming) this.comparator.resume();
     this.stats.cycles++;

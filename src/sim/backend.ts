@@ -182,6 +182,7 @@ export class SimBackend implements Backend {
       realTimeFactor: () => this.#realTimeFactor(),
       contacts: () => this.#world?.contacts() ?? [],
       pressedJoints: () => this.#world?.pressedJoints() ?? new Set(),
+      jointsNear: (joints, gap) => this.#world?.jointsNear(joints, gap) ?? new Set(),
       jointLoads: () => this.#jointLoads(),
       reset: () => this.#reset(),
       setPose: (rawDeg) => this.#setPose(rawDeg),

@@ -116,3 +116,39 @@ export function staleContactColliders(
   });
   return stale;
 }
+
+/** Whether Rapier's collision groups let two colliders meet: each one's membership in the other's filter. */
+function groupsMeet(c1: RAPIER.Collider, c2: RAPIER.Collider): boolean {
+  const g1 = c1.collisionGroups();
+  const g2 = c2.collisionGroups();
+  return ((g1 >>> 16) & g2 & 0xffff) !== 0 && ((g2 >>> 16) & g1 & 0xffff) !== 0;
+}
+
+/**
+ * The smallest gap (m) between a collider of the links `inside` names and one outside them (another link, or the
+ * table) that may meet, if some pair is within `within` m; undefined otherwise. A joint's two links (`joined`, by
+ * pairKey) and pairs the collision groups keep apart never touch, however close their shapes.
+ */
+export function nearestGap(
+  world: RAPIER.World,
+  colliderNames: ReadonlyMap<number, string>,
+  inside: (name: string) => boolean,
+  joined: ReadonlySet<string>,
+  within: number,
+): number | undefined {
+  const ins: [RAPIER.Collider, string][] = [];
+  const outs: [RAPIER.Collider, string][] = [];
+  world.forEachCollider((c) => {
+    const name = colliderNames.get(c.handle);
+    if (name !== undefined) (inside(name) ? ins : outs).push([c, name]);
+  });
+  let nearest: number | undefined;
+  for (const [c1, a] of ins)
+    for (const [c2, b] of outs) {
+      if (joined.has(pairKey(a, b)) || !groupsMeet(c1, c2)) continue;
+      const hit = c1.contactCollider(c2, within);
+      if (hit && hit.distance <= within && (nearest === undefined || hit.distance < nearest))
+        nearest = hit.distance;
+    }
+  return nearest;
+}

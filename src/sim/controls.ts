@@ -38,6 +38,8 @@ export interface SimulationControls {
   contacts(): readonly Contact[];
   /** The joints (by name) a pressing contact of the last step acts across (World.pressedJoints). */
   pressedJoints(): ReadonlySet<string>;
+  /** Of `joints`, those whose links across them come within `gap` (m) of touching (World.jointsNear). */
+  jointsNear(joints: Iterable<string>, gap: number): ReadonlySet<string>;
   /** The torque (N.m) gravity and any applied push put about each joint now (World.load), by joint name. */
   jointLoads(): ReadonlyMap<string, number>;
   /** Calls `listener(simTime)` after every physics step until the returned function is called. Keep it cheap. */

@@ -19,7 +19,7 @@ import {
   buildWorld,
 } from './build-world.ts';
 import { linkPoses } from './link-poses.ts';
-import { readContacts, staleContactColliders } from './contacts.ts';
+import { nearestGap, pairKey, readContacts, staleContactColliders } from './contacts.ts';
 import { RestWatch } from './rest.ts';
 
 /**
@@ -51,8 +51,10 @@ export class PhysicsWorld {
   readonly #gravity: number;
   #contacts: Contact[] | undefined;
   readonly #bodyList: RAPIER.RigidBody[];
-  /** Each joint's subtree as a set of link names, made when first asked (pressedJoints). */
+  /** Each joint's subtree as a set of link names, made when first asked (pressedJoints, jointsNear). */
   #subtreeLinks: Set<string>[] | undefined;
+  /** The pairs of links a joint joins (pairKey): they never touch. */
+  #joined: Set<string> | undefined;
   /** Body masses (kg), constant, in body-list order. */
   readonly #masses: number[];
   readonly #comCache: Float64Array;
@@ -449,15 +451,35 @@ export class PhysicsWorld {
     const pressed = new Set<string>();
     const pressing = this.contacts().filter((c) => c.impulse > 0);
     if (!pressing.length) return pressed;
-    if (!this.#subtreeLinks) {
-      const names = [...this.#bodies.keys()];
-      this.#subtreeLinks = this.#joints.map((j) => new Set(j.subtree.map((i) => names[i]!)));
-    }
+    const subtrees = this.#subtrees();
     for (const [k, j] of this.#joints.entries()) {
-      const subtree = this.#subtreeLinks[k]!;
+      const subtree = subtrees[k]!;
       if (pressing.some((c) => subtree.has(c.a) !== subtree.has(c.b))) pressed.add(j.urdf.name);
     }
     return pressed;
+  }
+
+  /**
+   * Of `joints` (names), those with a pair of links across them (one in the joint's subtree, the other outside it, or
+   * the table) whose shapes may meet and are within `gap` (m) of each other: where the twin's links nearly touch.
+   */
+  jointsNear(joints: Iterable<string>, gap: number): Set<string> {
+    const near = new Set<string>();
+    const subtrees = this.#subtrees();
+    this.#joined ??= new Set(this.#urdf.joints.map((j) => pairKey(j.parent, j.child)));
+    for (const name of joints) {
+      const subtree = subtrees[this.jointIndex(name)]!;
+      const inside = (link: string) => subtree.has(link);
+      if (nearestGap(this.#world, this.#colliderNames, inside, this.#joined, gap) !== undefined)
+        near.add(name);
+    }
+    return near;
+  }
+
+  /** Each joint's subtree as a set of link names, made when first asked. */
+  #subtrees(): Set<string>[] {
+    const names = [...this.#bodies.keys()];
+    return (this.#subtreeLinks ??= this.#joints.map((j) => new Set(j.subtree.map((i) => names[i]!))));
   }
 
   /** World pose of a link frame (for the camera and tests). */

@@ -114,7 +114,17 @@ describe("the twin in a worker thread says which joints its contacts press (the 
         return run(100);
       };
       // Swung 40 degrees forward the forearm lies on the table, every servo under the load band: not read.
-      expect((await swing(40)).pressed).to.deep.equal([]);
+      const lying = await swing(40);
+      expect(lying.pressed).to.deep.equal([]);
+      expect(lying.near, 'no joint asked about').to.deep.equal([]);
+      // Asked about (the comparison found them beyond their band): the arm on the table is within the gap, the other
+      // hanging at its side is not.
+      const byName = (name: string) => config.motors.find((m) => m.name === name)!.id;
+      const asked = await engine.cycle({
+        ...idle,
+        lookNear: [byName('l_shoulder_y'), byName('r_shoulder_y')],
+      });
+      expect(asked.near).to.deep.equal([byName('l_shoulder_y')]);
       // 55 degrees: pressed on it, the elbow and shoulder loaded.
       const names = (await swing(55)).pressed.map((id) => config.motors.find((m) => m.id === id)!.name);
       expect(names.sort()).to.deep.equal(

@@ -19,6 +19,7 @@ import {
   BAND,
   Comparator,
   type Reading,
+  type TwinContact,
   calibratedDeadBands,
   classify,
 } from '../../src/shadow/comparator.ts';
@@ -405,7 +406,8 @@ describe('the divergence comparator', () => {
         onEvent: (e, change) => seen.push(`${change} ${e.kind}`),
         onTouching: (motor, r, tw) => seen.push(`touching ${motor} ${tw.load - r.load}`),
       });
-      for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', real, true, twin, false, 0, pressed);
+      for (let t = 0; t < 2; t += 0.02)
+        c.update(t, 'm1', real, true, twin, false, 0, pressed ? 'pressed' : undefined);
       return { seen, state: r0(c).state };
     };
     // Said once (the server logs it), not raised.
@@ -422,14 +424,51 @@ describe('the divergence comparator', () => {
     // Once the twin's load falls to the real one's, a shift that stays is an offset, raised a whole hold later.
     const { c, seen } = make();
     let t = 0;
-    for (; t < 1; t += 0.02) c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 39), false, 0, true);
+    for (; t < 1; t += 0.02) c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 39), false, 0, 'pressed');
     const free = t;
     for (; t < free + BAND.HOLD_S - 0.05; t += 0.02)
-      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, true);
+      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, 'pressed');
     expect(seen).to.deep.equal([]);
     for (; t < free + BAND.HOLD_S + 0.1; t += 0.02)
-      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, true);
+      c.update(t, 'm1', loaded(0, 0.5), true, loaded(-4, 5), false, 0, 'pressed');
     expect(seen).to.deep.equal(['raised offset']);
+  });
+
+  it("the robot pressing a contact its twin's links come near is touching, not an event; far from any, judged", () => {
+    // The Torso's held soak: the real right arm pushed off its hip at 36 % while the twin's, 3 degrees in, read 9 %.
+    const arm = (position: number, speed: number, load: number): Reading => ({
+      position,
+      speed,
+      load,
+      goal: 5.4,
+    });
+    const run = (real: Reading, twin: Reading, contact: TwinContact) => {
+      const seen: string[] = [];
+      const c = new Comparator({
+        motors: ['m1'],
+        deadBands: new Map([['m1', 1.5]]),
+        onEvent: (e, change) => seen.push(`${change} ${e.kind}`),
+        onTouching: (motor, r, tw, side) => seen.push(`touching ${motor} ${side} ${r.load - tw.load}`),
+      });
+      for (let t = 0; t < 2; t += 0.02) c.update(t, 'm1', real, true, twin, false, 0, contact);
+      return { seen, state: r0(c).state };
+    };
+    const real = arm(1.9, -13.7, 35.7);
+    const twin = arm(4.8, -0.7, 8.6);
+    // Said once, with who presses; not raised, and it stays touching while the readings do.
+    expect(run(real, twin, 'near')).to.deep.equal({ seen: ['touching m1 robot 27.1'], state: 'touching' });
+    // No link of the twin near: the robot met something the twin has no part of, an event.
+    expect(run(real, twin, undefined).seen)
+      .to.have.length(1)
+      .and.to.match(/^raised (weak|blocked|pushed)$/);
+    // The twin's links near, the real servo no more loaded than its twin's: nothing pressing there, an event.
+    expect(run(arm(1.9, -13.7, 12), twin, 'near').seen)
+      .to.have.length(1)
+      .and.to.match(/^raised /);
+    // The twin pressing (its own contact), the robot the loaded one: not the twin's push, so judged.
+    expect(run(real, twin, 'pressed').seen)
+      .to.have.length(1)
+      .and.to.match(/^raised /);
   });
 
   it('widens the band with the speed of a moving joint', () => {

@@ -268,6 +268,40 @@ describe('sim contacts', function () {
     }
   });
 
+  it("the Torso's arm brought in toward its hip: the joints across that gap are near, not pressed", async () => {
+    const s = await simServer('torso');
+    try {
+      await s.post('/sim/motors/compliant.json', { compliant: false });
+      const gap = 0.01;
+      const bring = async (x: number) => {
+        await untilAnswered(
+          s,
+          s.post('/motors/goto.json', {
+            motors: ['r_shoulder_x'],
+            positions: [x],
+            duration: 0.5,
+            wait: true,
+          }),
+        );
+        await s.advance(1);
+      };
+      const asked = ['r_shoulder_x', 'r_elbow_y', 'l_shoulder_x', 'head_z'];
+      // Hanging at its side the arm is clear of the body by more than the gap; its own joints' links (joined, and
+      // overlapping by design) never count.
+      await bring(0);
+      expect([...s.simulation!.jointsNear(asked, gap)]).to.deep.equal([]);
+      // Brought in 8 degrees: within 10 mm of the hip, not touching it, and only the joints asked about are named.
+      await bring(8);
+      expect(touching(s, 'base').filter((l) => l.startsWith('r_'))).to.deep.equal([]);
+      expect([...s.simulation!.pressedJoints()]).to.not.include('r_shoulder_x');
+      expect([...s.simulation!.jointsNear(asked, gap)].sort()).to.deep.equal(['r_elbow_y', 'r_shoulder_x']);
+      expect([...s.simulation!.jointsNear(['l_shoulder_x'], gap)]).to.deep.equal([]);
+      expect([...s.simulation!.jointsNear(asked, 0.001)], 'within a millimetre').to.deep.equal([]);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a pair that pushed in the last step with its shapes now apart is a contact left behind: its link is named', async () => {
     await initRapier();
     const world = new RAPIER.World({ x: 0, y: 0, z: -9.81 });

@@ -14,7 +14,7 @@ export type ShadowTint = 'agree' | 'diverging' | 'event';
 
 /**
  * 'agree', 'compliant' (the twin follows the hand) and 'paused' (a calibration run, not judged) are fine; 'diverging'
- * is on its way, and 'touching' (the twin presses a contact the robot does not feel) differs without an event; the
+ * is on its way, and 'touching' (a contact one side presses and the other does not) differs without an event; the
  * rest are events.
  */
 export function shadowTint(state: string | undefined): ShadowTint {

@@ -50,6 +50,8 @@ const MAX_CATCH_UP_S = 1;
 const MAX_RESTARTS = 3;
 /** How many times a restart asks the servos that did not answer for a register the real ones hold. */
 const REGISTER_READ_ATTEMPTS = 4;
+/** Cycles a new worker's registers not answered are asked again for (2 s at 50 Hz), one read at a time. */
+const RESTORE_CYCLES = 100;
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
@@ -111,6 +113,16 @@ export class ShadowTwin {
   #restarting = false;
   /** The registers the new worker takes first: the real servos' own, read once it opened. */
   #restore: [BusRegister, ById][] = [];
+  /**
+   * The registers some servos did not answer for the new worker (a loaded machine, a noisy bus): asked again as the
+   * cycles come, one read at a time, until RESTORE_CYCLES; the registers written meanwhile are left out of the answer.
+   */
+  #unanswered: { regs: [BusRegister, number[]][]; cycles: number; asking: boolean; written: Set<string> } = {
+    regs: [],
+    cycles: 0,
+    asking: false,
+    written: new Set(),
+  };
   /** The last write out on the bus (its index) when a cycle came during a restart. */
   #sentWhileRestarting = 0;
   /** Cycles until the new worker's servos take the real ones' loads (the second: once they have held a step). */
@@ -253,6 +265,33 @@ export class ShadowTwin {
   /** A write on its way to the servos: the twin takes it at the cycle that sends it (CycleReport.writes). */
   #command(reg: BusRegister, values: ReadonlyMap<number, RawValue>, index: number): void {
     this.#writes.push([index, reg, values]);
+    if (this.#unanswered.asking) for (const id of values.keys()) this.#unanswered.written.add(`${reg}:${id}`);
+  }
+
+  /** One more read of the registers the new worker still lacks; what answers is given with the next cycle. */
+  #askAgain(): void {
+    const left = this.#unanswered;
+    if (!left.regs.length || left.asking) return;
+    if (++left.cycles > RESTORE_CYCLES) {
+      const what = left.regs.map(
+        ([reg, ids]) =>
+          `${reg} of ${ids.map((id) => this.#motors.find((m) => m.id === id)?.name ?? id).join(', ')}`,
+      );
+      this.#opts.log(`shadow: the new twin has no ${what.join('; ')}: the servos did not answer`, 'warn');
+      left.regs = [];
+      return;
+    }
+    left.asking = true;
+    left.written.clear();
+    void this.#realRegisters(left.regs).then(({ read, missing }) => {
+      left.asking = false;
+      if (this.#closed) return;
+      for (const [reg, values] of read) {
+        const fresh = new Map([...values].filter(([id]) => !left.written.has(`${reg}:${id}`)));
+        if (fresh.size) this.#restore.push([reg, fresh]);
+      }
+      left.regs = missing;
+    });
   }
 
   #onCycle(report: CycleReport): void {
@@ -281,6 +320,7 @@ export class ShadowTwin {
     // the twin runs the time up to the cycle with the commands before them, then takes them.
     let sent = 0;
     while (sent < this.#writes.length && this.#writes[sent]![0] <= report.writes) sent++;
+    this.#askAgain();
     const writes = [
       ...this.#restore.splice(0),
       ...this.#writes.splice(0, sent).map(([, reg, v]): [BusRegister, ById] => [reg, v]),
@@ -347,7 +387,9 @@ export class ShadowTwin {
     const engine = this.#newEngine();
     this.#engine = engine;
     await engine.open(await this.#measuredPose());
-    this.#restore = await this.#realRegisters();
+    const { read, missing } = await this.#realRegisters(this.#restoredRegisters());
+    this.#restore = read;
+    this.#unanswered = { regs: missing, cycles: 0, asking: false, written: new Set() };
     // The writes out on the bus before those reads are in them: only the later ones are given after them.
     this.#writes = this.#writes.filter(([index]) => index > this.#sentWhileRestarting);
     // Closed meanwhile: close() ended the engine it found, maybe the old one.
@@ -370,11 +412,11 @@ export class ShadowTwin {
   }
 
   /** The commands the real servos hold now, in the order a twin takes them (limits, then goals, then torque). */
-  async #realRegisters(): Promise<[BusRegister, ById][]> {
-    const { real } = this.#opts;
+  /** The registers a new worker's servos take from the real ones, each with the motors that have it. */
+  #restoredRegisters(): [BusRegister, number[]][] {
     const ids = (control?: string) =>
       this.#motors.filter((m) => control === undefined || m.spec.control === control).map((m) => m.id);
-    const registers: [BusRegister, number[]][] = [
+    return [
       ['angle_limit', ids()],
       ['torque_limit', ids()],
       ['moving_speed', ids()],
@@ -384,7 +426,15 @@ export class ShadowTwin {
       ['goal_position', ids()],
       ['torque_enable', ids()],
     ];
+  }
+
+  /** `registers` read from the real servos, and the motors that did not answer for each. */
+  async #realRegisters(
+    registers: readonly [BusRegister, readonly number[]][],
+  ): Promise<{ read: [BusRegister, ById][]; missing: [BusRegister, number[]][] }> {
+    const { real } = this.#opts;
     const out: [BusRegister, ById][] = [];
+    const missed: [BusRegister, number[]][] = [];
     for (const [reg, of] of registers) {
       if (!of.length) continue;
       // A noisy bus loses a read now and then (the driver retries once, and has no last value of a register it never
@@ -396,12 +446,14 @@ export class ShadowTwin {
         try {
           for (const [id, v] of await real.bus.read(missing, reg)) values.set(id, v);
         } catch {
-          // Asked again; a motor that never answers keeps the twin's default and the comparator reports it.
+          // Asked again, here and then as the cycles come (#askAgain).
         }
       }
       if (values.size) out.push([reg, values]);
+      const missing = of.filter((id) => !values.has(id));
+      if (missing.length) missed.push([reg, missing]);
     }
-    return out;
+    return { read: out, missing: missed };
   }
 
   /** A cycle's answer from the engine: compared with what the robot read. */

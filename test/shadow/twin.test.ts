@@ -713,4 +713,83 @@ describe('the shadow twin in a worker that dies, beside a bus that drops a reply
       await twin.close();
     }
   });
+
+  it('a servo silent through every attempt of the restart is asked again as the cycles come, then said', async () => {
+    /** m2's torque_enable unanswered `silentFor` times after the worker died (each of the restart's 4 attempts, and on). */
+    class SilentReal extends ScriptedReal {
+      silentFor = 0;
+      readonly asked: number[][] = [];
+      override readonly bus = {
+        read: async (ids: readonly number[], reg?: BusRegister) => {
+          if (reg === 'torque_enable') {
+            this.asked.push([...ids]);
+            const silent = this.silentFor > 0;
+            if (silent) this.silentFor--;
+            return new Map(ids.filter((id) => !(silent && id === 2)).map((id) => [id, 1]));
+          }
+          return new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)]));
+        },
+      };
+    }
+    const config = await loadRobotConfig('ergo-jr');
+    const urdf = await loadUrdf(config.urdfPath);
+    const restartWith = async (silentFor: number) => {
+      const real = new SilentReal();
+      const logs: string[] = [];
+      const twin = new ShadowTwin({
+        config,
+        urdf,
+        real: real as unknown as RealBackend,
+        log: (line) => logs.push(line),
+        wallMs: real.wallMs,
+        thread: 'worker',
+      });
+      await twin.open();
+      real.queue(
+        'torque_enable',
+        [1, 2, 3, 4, 5, 6].map((id): [number, RawValue] => [id, 1]),
+      );
+      real.cycle(1);
+      await twin.settled();
+      real.silentFor = silentFor;
+      await (twin.engine as ThreadTwinEngine).thread.terminate();
+      await until('the worker started again', async () => {
+        real.cycle(0);
+        await twin.settled();
+        return logs.some((l) => l.includes("the twin's thread runs again")) ? true : undefined;
+      });
+      return { real, twin, logs };
+    };
+    // Six reads lost: four in the restart, two more once the cycles come; the seventh answers and m2 is stiff again.
+    const late = await restartWith(6);
+    try {
+      for (let i = 0; i < 10; i++) {
+        late.real.cycle(0);
+        await late.twin.settled();
+      }
+      expect(late.real.asked.filter((ids) => ids.join() === '2')).to.have.length(6);
+      const m2 = late.twin.status().motors.find((m) => m.motor === 'm2')!;
+      expect(m2.state, JSON.stringify(m2)).to.equal('agree');
+      expect(late.logs.filter((l) => l.includes('did not answer'))).to.deep.equal([]);
+    } finally {
+      await late.twin.close();
+    }
+    // Never answered: asked for two seconds of cycles, then said once, and m2 left to the comparison.
+    const never = await restartWith(Infinity);
+    try {
+      for (let i = 0; i < 110; i++) {
+        never.real.cycle(0);
+        await never.twin.settled();
+      }
+      expect(never.logs.filter((l) => l.includes('did not answer'))).to.deep.equal([
+        'shadow: the new twin has no torque_enable of m2: the servos did not answer',
+      ]);
+      const asked = never.real.asked.length;
+      for (let i = 0; i < 5; i++) never.real.cycle(0);
+      await never.twin.settled();
+      expect(never.real.asked, 'no longer asked').to.have.length(asked);
+    } finally {
+      await never.twin.close();
+    }
+  });
 });

@@ -412,10 +412,9 @@ export class Comparator {
     }
   }
 
-  /** Whether `motor` was beyond its band at its latest comparison, no event raised: diverging, or touching. */
-  diverging(motor: string): boolean {
-    const state = this.#tracks.get(motor)?.last.state;
-    return state === 'diverging' || state === 'touching';
+  /** `motor`'s state at its latest comparison (undefined: no such motor). */
+  stateOf(motor: string): MotorShadowState | undefined {
+    return this.#tracks.get(motor)?.last.state;
   }
 
   /** The latest comparison of every motor. */

@@ -1,3 +1,4 @@
+// Over 400 lines: the engine's cycle (follow, time, stiffened joints, held I terms, writes, readings) is one class.
 /**
  * The shadow twin's physics, apart from its bookkeeping and comparison (twin.ts): a sim world fed a cycle at a time
  * (the measured pose, the writes the cycle sent, the time it covered), answering the twin servos' readings. It runs
@@ -74,7 +75,25 @@ export interface TwinCycleInput {
    * its own after the cycle's time (a new world's servos holding as the real ones have held for long).
    */
   readonly matchLoads?: ById<number>;
+  /**
+   * The loads (percent of stall, raw frame) of the real servos stiff and still this cycle that agreed with the twin at
+   * the last comparison: a twin servo as still, its goal standing, whose load is further than HELD_LOAD_MATCH from it
+   * takes the I term the real one holds (#matchHeld).
+   */
+  readonly heldLoads?: ById<number>;
 }
+
+/**
+ * A still servo's I term integrates the error its gearbox holds it at: where twin and robot rest apart (each in its
+ * rest span) they wind apart, the robot's slips when its I term beats the friction, and the twin's, still held, runs
+ * past its goal at the next move (docs/decisions/0093-the-held-i-term.md). Beyond this many percent of stall apart,
+ * the twin's servo takes the I term the real one's load and angle say it holds.
+ */
+const HELD_LOAD_MATCH = 5;
+/** A twin joint slower than this (deg/s) is still. */
+const HELD_STILL_DEG_S = 1;
+/** A servo's I term is matched only once its goal has stood this long (s): not at a move's start or end. */
+const HELD_GOAL_STILL_S = 0.5;
 
 export interface TwinCycleOutput {
   /** The twin's clock after the cycle, s. */
@@ -141,6 +160,9 @@ export class LocalTwinEngine implements TwinEngine {
   /** The cycles given and not yet run, and the newest epoch heard. */
   #queue: Promise<unknown> = Promise.resolve();
   #newestEpoch = 0;
+  /** Each motor's last goal written, and the sim time it changed (#matchHeld). */
+  readonly #goals = new Map<number, RawValue>();
+  readonly #goalAt = new Map<number, number>();
 
   constructor(setup: TwinEngineSetup) {
     this.#setup = setup;
@@ -217,7 +239,16 @@ export class LocalTwinEngine implements TwinEngine {
     }
     if (input.matchLoads) sim.matchLoads(input.matchLoads);
     await this.#catchUpStiffened(input.writes, torque, realPos, realSpeed);
-    for (const [reg, v] of input.writes) await this.#apply(reg, v, warnings);
+    for (const [reg, v] of input.writes) {
+      if (reg === 'goal_position') for (const [id, g] of v) this.#noteGoal(id, g);
+      await this.#apply(reg, v, warnings);
+    }
+    // After the writes: the real readings were taken after the bus sent them.
+    if (!input.matchLoads && input.heldLoads?.size) {
+      const written = new Set(input.writes.flatMap(([, v]) => [...v.keys()]));
+      const held = new Map([...input.heldLoads].filter(([id]) => !written.has(id)));
+      if (held.size) await this.#matchHeld(held, await sim.bus.read(ids, 'torque_enable'), realPos);
+    }
     const readings = await this.#readings(input.lookNear);
     return { ...readings, stale, busyMs: performance.now() - started, warnings };
   }
@@ -372,6 +403,51 @@ export class LocalTwinEngine implements TwinEngine {
           typeof speed === 'number' ? speedToDegS(m.spec, speed) : 0,
         );
     }
+  }
+
+  /** A goal written: the time it changed, by motor id (a held servo's I term is matched once its goal stood). */
+  #noteGoal(id: number, goal: RawValue): void {
+    if (this.#goals.get(id) === goal) return;
+    this.#goals.set(id, goal);
+    this.#goalAt.set(id, this.sim.clock.now());
+  }
+
+  /**
+   * The twin's servos stiff and still, their goals standing, whose loads are beyond HELD_LOAD_MATCH from their real
+   * ones' (`real`, still and agreeing), and across which no contact of the twin presses: each takes the I term its
+   * real one holds, worked out at the real angle.
+   */
+  async #matchHeld(
+    real: ById<number>,
+    torque: ReadonlyMap<number, RawValue>,
+    realPos: ReadonlyMap<number, RawValue> | undefined,
+  ): Promise<void> {
+    const now = this.sim.clock.now();
+    const ids = [...real.keys()].filter(
+      (id) => torque.get(id) === 1 && now - (this.#goalAt.get(id) ?? -Infinity) >= HELD_GOAL_STILL_S,
+    );
+    if (!ids.length) return;
+    const [speed, load] = await Promise.all([
+      this.sim.bus.read(ids, 'present_speed'),
+      this.sim.bus.read(ids, 'present_load'),
+    ]);
+    const loads = new Map<number, number>();
+    const at = new Map<number, number>();
+    for (const m of this.#motors) {
+      const [v, l, r, p] = [speed.get(m.id), load.get(m.id), real.get(m.id), realPos?.get(m.id)];
+      if (typeof v !== 'number' || typeof l !== 'number' || typeof p !== 'number' || r === undefined)
+        continue;
+      if (Math.abs(speedToDegS(m.spec, v)) >= HELD_STILL_DEG_S) continue;
+      if (Math.abs(loadToPercent(l) - r) <= HELD_LOAD_MATCH) continue;
+      loads.set(m.id, r);
+      at.set(m.id, positionToDeg(m.spec, p));
+    }
+    if (!loads.size) return;
+    // A joint a contact of the twin presses across carries the contact's push in its load: the I term cannot be told
+    // from it there (70-125 us, only in a cycle with a load to take).
+    const pressed = this.sim.simulation.pressedJoints();
+    for (const m of this.#motors) if (pressed.has(m.name)) loads.delete(m.id);
+    if (loads.size) this.sim.matchLoads(loads, at);
   }
 
   /** Each motor's raw P gain now, as the twin's servos hold it (the AX's compliance slope acts as one). */

@@ -15,6 +15,7 @@ import {
   type BusRegister,
   type RawValue,
   loadToPercent,
+  speedToDegS,
   positionResolution,
   positionToDeg,
 } from '../dynamixel/registers.ts';
@@ -333,13 +334,16 @@ export class ShadowTwin {
     const answer = engine.cycle({
       position: realPos,
       speed: values.get('present_speed'),
-      lookNear: this.#motors.filter((m) => this.comparator.diverging(m.name)).map((m) => m.id),
+      lookNear: this.#motors
+        .filter((m) => ['diverging', 'touching'].includes(this.comparator.stateOf(m.name) ?? ''))
+        .map((m) => m.id),
       writes,
       // After a stall too long to catch up, the twin drops the time and is put on the measured pose.
       dt: reanchor ? 0 : dt,
       place: reanchor || resuming,
       epoch,
       matchLoads: this.#matchLoadsIn > 0 && --this.#matchLoadsIn === 0 ? this.#rawLoads(values) : undefined,
+      heldLoads: this.#heldLoads(values),
     });
     // Handled where it is taken; marked now, as a worker that died rejects it before its turn.
     answer.catch(() => {});
@@ -399,6 +403,23 @@ export class ShadowTwin {
     this.#placeNext = true;
     this.#matchLoadsIn = 2;
     this.#restarting = false;
+  }
+
+  /**
+   * The loads (percent of stall, raw frame) of the real servos that read still this cycle and agreed with the twin at
+   * the last comparison: the I term a held servo has wound shows in them (TwinCycleInput.heldLoads).
+   */
+  #heldLoads(values: ReadonlyMap<BusRegister, ReadonlyMap<number, RawValue>>): Map<number, number> {
+    const loads = new Map<number, number>();
+    for (const m of this.#motors) {
+      if (this.comparator.stateOf(m.name) !== 'agree') continue;
+      const raw = values.get('present_load')?.get(m.id);
+      const speed = values.get('present_speed')?.get(m.id);
+      if (typeof raw !== 'number' || typeof speed !== 'number') continue;
+      if (Math.abs(speedToDegS(m.spec, speed)) >= BAND.STILL_DEG_S) continue;
+      loads.set(m.id, loadToPercent(raw));
+    }
+    return loads;
   }
 
   /** The cycle's loads, percent of stall in the raw frame, by id. */

@@ -293,8 +293,12 @@ export class SimBackend implements Backend {
   }
 
   /** Sets each stiff servo's I term from the load its real one reports (percent of stall, raw frame), by motor id. */
-  matchLoads(loads: ReadonlyMap<number, number>): void {
-    for (const [id, load] of loads) this.#servos.get(id)?.matchLoad(load);
+  matchLoads(loads: ReadonlyMap<number, number>, atRawDeg?: ReadonlyMap<number, number>): void {
+    // atRawDeg: the real servos' own angles (raw degrees, still), where they read those loads: their I terms are taken.
+    for (const [id, load] of loads) {
+      const deg = atRawDeg?.get(id);
+      this.#servos.get(id)?.matchLoad(load, deg === undefined ? undefined : { angle: deg * DEG, speed: 0 });
+    }
   }
 
   /** Present joint angles (rad) by joint name, read from the physics: what the rendered camera is posed from. */

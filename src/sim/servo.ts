@@ -230,15 +230,17 @@ export class SimServo {
    * Sets the I term so that the motor's duty here gives the load the real servo reports (percent of stall torque):
    * the one hidden state a reading pins down. A limp servo, or one without an I term, keeps its own.
    */
-  matchLoad(loadPercent: number): void {
-    const { kp, ki, kd, error, maxDuty, gain } = this.#loop(this.#q);
+  matchLoad(loadPercent: number, at?: { angle: number; speed: number }): void {
+    // `at`: the real servo's own encoder angle (rad) and speed (rad/s), where it read that load: the I term it holds.
+    const q = at ? at.angle : this.#q;
+    const qdot = at ? at.speed : this.#qdot;
+    const { kp, ki, kd, error, maxDuty, gain } = this.#loop(q);
     if (!this.#wasEnabled || ki <= 0) return;
     const m = this.model;
     // torque = kt.duty.vin/r - kt^2.dq/r (motorTorque), solved for the duty.
-    const duty =
-      (((loadPercent / 100) * this.#stall + (m.kt * m.kt * this.#qdot) / m.r) * m.r) / (m.kt * m.vin);
+    const duty = (((loadPercent / 100) * this.#stall + (m.kt * m.kt * qdot) / m.r) * m.r) / (m.kt * m.vin);
     const limit = maxDuty / (gain * ki);
-    this.#integral = Math.min(limit, Math.max(-limit, (duty / gain - kp * error + kd * this.#qdot) / ki));
+    this.#integral = Math.min(limit, Math.max(-limit, (duty / gain - kp * error + kd * qdot) / ki));
   }
 
   /**

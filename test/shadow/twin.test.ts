@@ -658,25 +658,27 @@ describe('the shadow twin beside a protocol 1.0 robot (Torso)', function () {
 describe('the shadow twin in a worker that dies, beside a bus that drops a reply', function () {
   this.timeout(30000);
 
-  it("asks again for a register a servo did not answer: a stiff servo stays stiff in the new worker's twin", async () => {
-    /** Every servo stiff; the first read of torque_enable after the worker died loses m2's reply. */
-    class DroppingReal extends ScriptedReal {
-      dropTorqueOf: number | undefined = 2;
-      readonly asked: number[][] = [];
-      override readonly bus = {
-        read: async (ids: readonly number[], reg?: BusRegister) => {
-          if (reg === 'torque_enable') {
-            this.asked.push([...ids]);
-            const drop = this.dropTorqueOf;
-            this.dropTorqueOf = undefined;
-            return new Map(ids.filter((id) => id !== drop).map((id) => [id, 1]));
-          }
-          return new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)]));
-        },
-      };
-    }
-    const real = new DroppingReal();
+  /** Every servo stiff; m2's torque_enable unanswered `silentFor` times after the worker died. */
+  class SilentReal extends ScriptedReal {
+    silentFor = 0;
+    readonly asked: number[][] = [];
+    override readonly bus = {
+      read: async (ids: readonly number[], reg?: BusRegister) => {
+        if (reg === 'torque_enable') {
+          this.asked.push([...ids]);
+          const silent = this.silentFor > 0;
+          if (silent) this.silentFor--;
+          return new Map(ids.filter((id) => !(silent && id === 2)).map((id) => [id, 1]));
+        }
+        return new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)]));
+      },
+    };
+  }
+
+  /** A twin in a worker beside a SilentReal, every servo stiff, its worker ended and started again. */
+  async function restartWith(silentFor: number) {
     const config = await loadRobotConfig('ergo-jr');
+    const real = new SilentReal();
     const logs: string[] = [];
     const twin = new ShadowTwin({
       config,
@@ -686,21 +688,27 @@ describe('the shadow twin in a worker that dies, beside a bus that drops a reply
       wallMs: real.wallMs,
       thread: 'worker',
     });
-    try {
-      await twin.open();
-      real.queue(
-        'torque_enable',
-        [1, 2, 3, 4, 5, 6].map((id): [number, RawValue] => [id, 1]),
-      );
-      real.cycle(1);
+    await twin.open();
+    real.queue(
+      'torque_enable',
+      [1, 2, 3, 4, 5, 6].map((id): [number, RawValue] => [id, 1]),
+    );
+    real.cycle(1);
+    await twin.settled();
+    expect(twin.status().motors.map((m) => m.state)).to.not.include('compliant');
+    real.silentFor = silentFor;
+    await (twin.engine as ThreadTwinEngine).thread.terminate();
+    await until('the worker started again', async () => {
+      real.cycle(0);
       await twin.settled();
-      expect(twin.status().motors.map((m) => m.state)).to.not.include('compliant');
-      await (twin.engine as ThreadTwinEngine).thread.terminate();
-      await until('the worker started again', async () => {
-        real.cycle(0);
-        await twin.settled();
-        return logs.some((l) => l.includes("the twin's thread runs again")) ? true : undefined;
-      });
+      return logs.some((l) => l.includes("the twin's thread runs again")) ? true : undefined;
+    });
+    return { real, twin, logs };
+  }
+
+  it("asks again for a register a servo did not answer: a stiff servo stays stiff in the new worker's twin", async () => {
+    const { real, twin } = await restartWith(1);
+    try {
       expect(real.asked, 'everyone, then the one that did not answer').to.deep.equal([
         [1, 2, 3, 4, 5, 6],
         [2],
@@ -715,51 +723,6 @@ describe('the shadow twin in a worker that dies, beside a bus that drops a reply
   });
 
   it('a servo silent through every attempt of the restart is asked again as the cycles come, then said', async () => {
-    /** m2's torque_enable unanswered `silentFor` times after the worker died (each of the restart's 4 attempts, and on). */
-    class SilentReal extends ScriptedReal {
-      silentFor = 0;
-      readonly asked: number[][] = [];
-      override readonly bus = {
-        read: async (ids: readonly number[], reg?: BusRegister) => {
-          if (reg === 'torque_enable') {
-            this.asked.push([...ids]);
-            const silent = this.silentFor > 0;
-            if (silent) this.silentFor--;
-            return new Map(ids.filter((id) => !(silent && id === 2)).map((id) => [id, 1]));
-          }
-          return new Map(ids.map((id) => [id, degToPosition(this.spec, this.positions.get(id)!)]));
-        },
-      };
-    }
-    const config = await loadRobotConfig('ergo-jr');
-    const urdf = await loadUrdf(config.urdfPath);
-    const restartWith = async (silentFor: number) => {
-      const real = new SilentReal();
-      const logs: string[] = [];
-      const twin = new ShadowTwin({
-        config,
-        urdf,
-        real: real as unknown as RealBackend,
-        log: (line) => logs.push(line),
-        wallMs: real.wallMs,
-        thread: 'worker',
-      });
-      await twin.open();
-      real.queue(
-        'torque_enable',
-        [1, 2, 3, 4, 5, 6].map((id): [number, RawValue] => [id, 1]),
-      );
-      real.cycle(1);
-      await twin.settled();
-      real.silentFor = silentFor;
-      await (twin.engine as ThreadTwinEngine).thread.terminate();
-      await until('the worker started again', async () => {
-        real.cycle(0);
-        await twin.settled();
-        return logs.some((l) => l.includes("the twin's thread runs again")) ? true : undefined;
-      });
-      return { real, twin, logs };
-    };
     // Six reads lost: four in the restart, two more once the cycles come; the seventh answers and m2 is stiff again.
     const late = await restartWith(6);
     try {

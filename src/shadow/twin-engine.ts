@@ -247,7 +247,7 @@ export class LocalTwinEngine implements TwinEngine {
     if (!input.matchLoads && input.heldLoads?.size) {
       const written = new Set(input.writes.flatMap(([, v]) => [...v.keys()]));
       const held = new Map([...input.heldLoads].filter(([id]) => !written.has(id)));
-      if (held.size) await this.#matchHeld(held, await sim.bus.read(ids, 'torque_enable'), realPos);
+      if (held.size) await this.#matchHeld(held, realPos);
     }
     const readings = await this.#readings(input.lookNear);
     return { ...readings, stale, busyMs: performance.now() - started, warnings };
@@ -417,17 +417,15 @@ export class LocalTwinEngine implements TwinEngine {
    * ones' (`real`, still and agreeing), and across which no contact of the twin presses: each takes the I term its
    * real one holds, worked out at the real angle.
    */
-  async #matchHeld(
-    real: ById<number>,
-    torque: ReadonlyMap<number, RawValue>,
-    realPos: ReadonlyMap<number, RawValue> | undefined,
-  ): Promise<void> {
+  async #matchHeld(real: ById<number>, realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
     const now = this.sim.clock.now();
+    // The goals first, without a read: a servo whose goal just moved is not read at all.
     const ids = [...real.keys()].filter(
-      (id) => torque.get(id) === 1 && now - (this.#goalAt.get(id) ?? -Infinity) >= HELD_GOAL_STILL_S,
+      (id) => now - (this.#goalAt.get(id) ?? -Infinity) >= HELD_GOAL_STILL_S,
     );
     if (!ids.length) return;
-    const [speed, load] = await Promise.all([
+    const [torque, speed, load] = await Promise.all([
+      this.sim.bus.read(ids, 'torque_enable'),
       this.sim.bus.read(ids, 'present_speed'),
       this.sim.bus.read(ids, 'present_load'),
     ]);
@@ -435,7 +433,13 @@ export class LocalTwinEngine implements TwinEngine {
     const at = new Map<number, number>();
     for (const m of this.#motors) {
       const [v, l, r, p] = [speed.get(m.id), load.get(m.id), real.get(m.id), realPos?.get(m.id)];
-      if (typeof v !== 'number' || typeof l !== 'number' || typeof p !== 'number' || r === undefined)
+      if (
+        torque.get(m.id) !== 1 ||
+        typeof v !== 'number' ||
+        typeof l !== 'number' ||
+        typeof p !== 'number' ||
+        r === undefined
+      )
         continue;
       if (Math.abs(speedToDegS(m.spec, v)) >= HELD_STILL_DEG_S) continue;
       if (Math.abs(loadToPercent(l) - r) <= HELD_LOAD_MATCH) continue;

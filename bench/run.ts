@@ -154,7 +154,7 @@ if (process.argv.includes('shadow-held')) {
       ...shadowPhysics(),
     });
     console.log(
-      `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings, ${r.touching.filter((l) => l.includes('the twin presses')).length} times the twin touching alone, ${r.touching.filter((l) => l.includes('the robot presses')).length} the robot`,
+      `shadow held ${r.robot}: ${r.seconds.toFixed(0)} s, ${r.laps} laps (gotos and a hand on the limp half, a primitive): ${r.events.length} events (goal 0), ${r.warnings.length} shadow warnings, ${r.touching.filter((l) => l.includes('the twin presses')).length} times the twin touching alone, ${r.touching.filter((l) => l.includes('the robot presses')).length} the robot, ${r.touching.filter((l) => l.includes('both press')).length} both`,
     );
     console.log(
       `  dead bands (deg): ${Object.entries(r.deadBands)

@@ -44,8 +44,8 @@ export interface ShadowEvent {
 
 /**
  * 'paused': the comparison is paused (a calibration run drives the servos, pause()). 'touching': beyond the band
- * because the twin presses a contact the real joint does not feel (twinAloneTouches), or the robot one its twin's
- * links come within a few millimetres of (robotAloneTouches): the twin's geometry, not an event.
+ * where a contact holds the push, the twin's alone, the robot's where its twin's links come within a few millimetres
+ * of touching, or both (touchingSide): the twin's geometry, not an event.
  */
 export type MotorShadowState = 'agree' | 'diverging' | 'compliant' | 'paused' | 'touching' | DivergenceKind;
 
@@ -129,23 +129,38 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
 }
 
 /**
- * The twin's joint holds a contact's push the real one does not feel: a pressing contact acts across it in the twin
- * (`pressed`), and its load is beyond the real servo's by more than the load band. Where links touch, offsets within
- * their calibration's uncertainty put one a degree or two into the other, and the contact holds the twin's joint
- * degrees from the real one (decision 0086); a real joint that meets something feels it, and is still judged.
+ * Who holds a contact's push at a joint whose twin's links press across it or come near: where links touch, offsets
+ * within their calibration's uncertainty put one a degree or two into the other, and the contact holds the joints
+ * degrees apart; the twin's geometry, not an event.
+ * - 'twin': a contact of the twin presses across the joint (`pressed`) and its load is beyond the real servo's by more
+ *   than the load band: the robot's links do not meet there (decision 0086).
+ * - 'robot' (`nearPush`): the real servo holds a push beyond its twin's by more than the load band where the twin's
+ *   links come within NEAR_GAP_MM of touching (`near`, or pressed), or came so since that push began: a push that
+ *   began where the twin's links passed by stays the contact's while it lasts (decisions 0092, 0094).
+ * - 'both': the twin's contact presses across the joint and both servos hold a push beyond the load band: the same
+ *   contact, met a few millimetres apart (decision 0094).
+ * A real joint that meets something where its twin's links are not near is still judged.
  */
-function twinAloneTouches(real: Reading, twin: Reading, contact: TwinContact): boolean {
-  return contact === 'pressed' && Math.abs(twin.load) > Math.abs(real.load) + BAND.LOAD_BAND;
+function touchingSide(
+  real: Reading,
+  twin: Reading,
+  contact: TwinContact,
+  nearPush: boolean,
+): TouchingSide | undefined {
+  const [r, w] = [Math.abs(real.load), Math.abs(twin.load)];
+  if (contact === 'pressed' && w > r + BAND.LOAD_BAND) return 'twin';
+  if (nearPush) return 'robot';
+  if (contact === 'pressed' && r > BAND.LOAD_BAND && w > BAND.LOAD_BAND) return 'both';
+  return undefined;
 }
 
-/**
- * The mirror of twinAloneTouches: the real servo holds a push its twin does not (its load beyond the twin's by more
- * than the load band) where the twin's links across the joint come within NEAR_GAP_MM of touching (`near`). The
- * robot's links meet there, the twin's just miss; an obstacle elsewhere still raises its event.
- */
-function robotAloneTouches(real: Reading, twin: Reading, contact: TwinContact): boolean {
-  return contact === 'near' && Math.abs(real.load) > Math.abs(twin.load) + BAND.LOAD_BAND;
+/** The real servo holds a push its twin does not: its load beyond the twin's by more than the load band. */
+function realPushes(real: Reading, twin: Reading): boolean {
+  return Math.abs(real.load) > Math.abs(twin.load) + BAND.LOAD_BAND;
 }
+
+/** Who holds a contact's push where a motor is `touching` (touchingSide). */
+export type TouchingSide = 'twin' | 'robot' | 'both';
 
 /** What the twin's contacts do at a joint: a pressing contact acts across it, or its links across it nearly touch. */
 export type TwinContact = 'pressed' | 'near' | undefined;
@@ -198,6 +213,11 @@ interface MotorTrack {
   twinMovingAtOnset: boolean;
   /** The counts since overSince. */
   window: { samples: number; alike: number; realMoving: number };
+  /**
+   * The last update at which the real servo pushed beyond its twin in a push that had the twin's links near as it
+   * began (touchingSide's `nearPush`): it goes on through a pause of up to HOLD_S, and while it holds half the band.
+   */
+  nearPushAt: number | undefined;
   inBandSince: number | undefined;
   offlineSince: number | undefined;
   event: ShadowEvent | undefined;
@@ -213,10 +233,10 @@ export interface ComparatorOptions {
   /** Called once per event raised (with what its hold window said) and once per event cleared. */
   readonly onEvent?: (event: ShadowEvent, change: 'raised' | 'cleared', held?: HoldWindow) => void;
   /**
-   * Called as a motor becomes `touching`, once until it is something else: `side` is who presses, the twin alone
-   * (twinAloneTouches) or the robot alone (robotAloneTouches).
+   * Called as a motor becomes `touching`, once until it is something else: `side` is who holds the push, the twin
+   * alone, the robot alone or both (touchingSide).
    */
-  readonly onTouching?: (motor: string, real: Reading, twin: Reading, side: 'twin' | 'robot') => void;
+  readonly onTouching?: (motor: string, real: Reading, twin: Reading, side: TouchingSide) => void;
 }
 
 export class Comparator {
@@ -239,6 +259,7 @@ export class Comparator {
         overSince: undefined,
         twinMovingAtOnset: false,
         window: { samples: 0, alike: 0, realMoving: 0 },
+        nearPushAt: undefined,
         inBandSince: undefined,
         offlineSince: undefined,
         event: undefined,
@@ -262,7 +283,7 @@ export class Comparator {
    * (degrees): how far from its goal the servo's gearbox may hold it at rest with no load (restBandDeg); two still
    * joints agree when the real one stands where the twin's gearbox can hold it (Reading.settles, else the goal +-
    * restBand), whichever side each stopped on. `contact`: what the twin's contacts do at this joint
-   * (twinAloneTouches, robotAloneTouches).
+   * (touchingSide).
    */
   update(
     t: number,
@@ -332,17 +353,19 @@ export class Comparator {
     const error = real.position - twin.position;
     if (compliant) {
       k.overSince = undefined;
+      k.nearPushAt = undefined;
       if (k.event) this.#clear(k, t);
       return (k.last = { motor, real, twin, error, band, deadBand, restBand, state: 'compliant' });
     }
+    // A push the twin's links were near as it began goes on while it holds half the load band (a reading hovering
+    // about the band does not end it), and through a pause of up to a hold window.
+    const goesOn = k.nearPushAt !== undefined && t - k.nearPushAt <= BAND.HOLD_S;
+    const excess = Math.abs(real.load) - Math.abs(twin.load);
+    const pushes = excess > (goesOn ? BAND.LOAD_BAND / 2 : BAND.LOAD_BAND);
+    const nearPush = pushes && (contact !== undefined || goesOn);
+    if (nearPush) k.nearPushAt = t;
     const beyond = Math.abs(error) > band && !restingSettled(real, twin, restBand);
-    const side = !beyond
-      ? undefined
-      : twinAloneTouches(real, twin, contact)
-        ? 'twin'
-        : robotAloneTouches(real, twin, contact)
-          ? 'robot'
-          : undefined;
+    const side = beyond ? touchingSide(real, twin, contact, nearPush) : undefined;
     if (side) {
       // Neither raised nor cleared: a divergence under way starts afresh once the contact ends.
       k.overSince = undefined;
@@ -409,7 +432,20 @@ export class Comparator {
       k.overSince = undefined;
       k.inBandSince = undefined;
       k.offlineSince = undefined;
+      k.nearPushAt = undefined;
     }
+  }
+
+  /**
+   * Whether `motor`'s next comparison needs to know if its twin's links come near touching (TwinContact's `near`): it
+   * was beyond its band at the latest, or its real servo pushed beyond its twin's (a push the robot's links may meet
+   * where the twin's only pass by: the gap is taken as it begins, not once the joints are apart).
+   */
+  wantsNear(motor: string): boolean {
+    const last = this.#tracks.get(motor)?.last;
+    if (!last) return false;
+    if (last.state === 'diverging' || last.state === 'touching') return true;
+    return !!last.real && !!last.twin && last.state !== 'compliant' && realPushes(last.real, last.twin);
   }
 
   /** `motor`'s state at its latest comparison (undefined: no such motor). */

@@ -57,7 +57,10 @@ export interface TwinCycleInput {
   /** The cycle's measured present_position and present_speed, raw, by id (absent: no reading this cycle). */
   readonly position?: ById;
   readonly speed?: ById;
-  /** The motors (ids) whose joints' gaps to look at (TwinCycleOutput.near): those beyond their band last cycle. */
+  /**
+   * The motors (ids) whose joints' gaps to look at (TwinCycleOutput.near): those beyond their band last cycle, or whose
+   * real servo pushed beyond its twin (Comparator.wantsNear).
+   */
   readonly lookNear?: readonly number[];
   /** The writes the cycle sent, in order. */
   readonly writes: readonly (readonly [BusRegister, ById])[];
@@ -267,8 +270,8 @@ export class LocalTwinEngine implements TwinEngine {
     ] as const;
     const [torque, position, speed, load, goal] = await Promise.all(regs.map((r) => sim.bus.read(ids, r)));
     const limit = this.#setup.commands ? await sim.bus.read(ids, 'torque_limit') : undefined;
-    // Only a joint loaded beyond the load band can hold a push the real one does not feel (comparator.ts
-    // twinAloneTouches): the contacts, 70-125 us a cycle of a moving robot, are read only then.
+    // Only a joint loaded beyond the load band holds a contact's push in the twin (comparator.ts touchingSide): the
+    // contacts, 70-125 us a cycle of a moving robot, are read only then.
     const loaded = this.#motors.some((m) => {
       const v = load!.get(m.id);
       return typeof v === 'number' && Math.abs(loadToPercent(v)) > BAND.LOAD_BAND;

@@ -168,7 +168,9 @@ export class ShadowTwin {
           `shadow: ${motor} touching: ${
             side === 'twin'
               ? 'the twin presses a contact the robot does not feel'
-              : `the robot presses a contact the twin comes within ${BAND.NEAR_GAP_MM} mm of`
+              : side === 'robot'
+                ? `the robot presses a contact the twin comes within ${BAND.NEAR_GAP_MM} mm of`
+                : 'both press a contact, met a few millimetres apart'
           } (twin ${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
             `${round(real.load)} %): not an event`,
           'info',
@@ -334,9 +336,7 @@ export class ShadowTwin {
     const answer = engine.cycle({
       position: realPos,
       speed: values.get('present_speed'),
-      lookNear: this.#motors
-        .filter((m) => ['diverging', 'touching'].includes(this.comparator.stateOf(m.name) ?? ''))
-        .map((m) => m.id),
+      lookNear: this.#motors.filter((m) => this.comparator.wantsNear(m.name)).map((m) => m.id),
       writes,
       // After a stall too long to catch up, the twin drops the time and is put on the measured pose.
       dt: reanchor ? 0 : dt,

@@ -404,7 +404,8 @@ describe('the divergence comparator', () => {
       const c = new Comparator({
         motors: ['m1'],
         onEvent: (e, change) => seen.push(`${change} ${e.kind}`),
-        onTouching: (motor, r, tw) => seen.push(`touching ${motor} ${tw.load - r.load}`),
+        onTouching: (motor, r, tw, side) =>
+          seen.push(`touching ${motor} ${side} ${(tw.load - r.load).toFixed(1)}`),
       });
       for (let t = 0; t < 2; t += 0.02)
         c.update(t, 'm1', real, true, twin, false, 0, pressed ? 'pressed' : undefined);
@@ -412,13 +413,19 @@ describe('the divergence comparator', () => {
     };
     // Said once (the server logs it), not raised.
     expect(run(loaded(0, 0.5), loaded(-4, 39), true)).to.deep.equal({
-      seen: ['touching m1 38.5'],
+      seen: ['touching m1 twin 38.5'],
       state: 'touching',
     });
     // Without the twin's contact, the same readings are an event.
     expect(run(loaded(0, 0.5), loaded(-4, 39), false).seen).to.deep.equal(['raised pushed']);
-    // The real joint pressing as hard (it met something too): judged (loads alike: an offset).
-    expect(run(loaded(0, 30), loaded(-4, 39), true).seen).to.deep.equal(['raised offset']);
+    // The real joint pressing as hard: the same contact, met a few millimetres apart (the soak's r_shoulder_x at its
+    // hip, 38.9 % against the twin's 49.8): touching too.
+    expect(run(loaded(0, 38.9), loaded(-4, 49.8), true)).to.deep.equal({
+      seen: ['touching m1 both 10.9'],
+      state: 'touching',
+    });
+    // The twin pressing lightly and the real servo holding no push: nothing holds the joints apart, judged.
+    expect(run(loaded(0, 10), loaded(-4, 20), true).seen).to.deep.equal(['raised offset']);
     // Within the band, a contact changes nothing.
     expect(run(loaded(0, 0.5), loaded(-1, 39), true)).to.deep.equal({ seen: [], state: 'agree' });
     // Once the twin's load falls to the real one's, a shift that stays is an offset, raised a whole hold later.
@@ -465,10 +472,74 @@ describe('the divergence comparator', () => {
     expect(run(arm(1.9, -13.7, 12), twin, 'near').seen)
       .to.have.length(1)
       .and.to.match(/^raised /);
-    // The twin pressing (its own contact), the robot the loaded one: not the twin's push, so judged.
-    expect(run(real, twin, 'pressed').seen)
+    // The twin's links pressing there too, the robot the loaded one: the robot's push, touching.
+    expect(run(real, twin, 'pressed')).to.deep.equal({ seen: ['touching m1 robot 27.1'], state: 'touching' });
+  });
+
+  it("a push that began where the twin's links came near stays the contact's while it lasts (decision 0094)", () => {
+    // The Torso's soak at 104 s: the robot's forearm met its hip as the twin's passed within millimetres, then the
+    // twin's went on; the real servo held 39 % against the twin's 15 % while the arm stayed caught.
+    const arm = (position: number, load: number): Reading => ({ position, speed: 0, load, goal: 8 });
+    const make0 = () => {
+      const seen: string[] = [];
+      const c = new Comparator({
+        motors: ['m1'],
+        deadBands: new Map([['m1', 1.5]]),
+        onEvent: (e, change) => seen.push(`${change} ${e.kind}`),
+        onTouching: (motor, r, tw, side) => seen.push(`touching ${motor} ${side}`),
+      });
+      return { c, seen };
+    };
+    // The push begins within the band with the twin near, then the twin moves on (no longer near) and the joints part.
+    const drive = (nearAtOnset: boolean, pauseS: number) => {
+      const { c, seen } = make0();
+      let t = 0;
+      for (; t < 0.1; t += 0.02)
+        c.update(t, 'm1', arm(6, 39), true, arm(6, 15), false, 0, nearAtOnset ? 'near' : undefined);
+      for (; t < 0.1 + pauseS; t += 0.02) c.update(t, 'm1', arm(6, 10), true, arm(6, 15), false);
+      const apart = t;
+      for (; t < apart + 1.5; t += 0.02) c.update(t, 'm1', arm(3, 39), true, arm(6.2, 15), false);
+      return { seen, state: r0(c).state };
+    };
+    expect(drive(true, 0)).to.deep.equal({ seen: ['touching m1 robot'], state: 'touching' });
+    // A push the twin's links were never near: the robot met something else, an event.
+    expect(drive(false, 0).seen)
       .to.have.length(1)
       .and.to.match(/^raised /);
+    // Once begun, it goes on while the push holds half the load band (the soak's bust_x at 475 s: 28.4 % against the
+    // twin's 14.6, 13.8 apart, after a push of 30 against 14 had the twin near); below that it has ended.
+    const weaker = (load: number) => {
+      const { c, seen } = make0();
+      let t = 0;
+      for (; t < 0.1; t += 0.02) c.update(t, 'm1', arm(6, 30), true, arm(6, 14), false, 0, 'near');
+      for (; t < 1.6; t += 0.02) c.update(t, 'm1', arm(3, load), true, arm(6.2, 14.6), false);
+      return seen;
+    };
+    expect(weaker(28.4)).to.deep.equal(['touching m1 robot']);
+    expect(weaker(20))
+      .to.have.length(1)
+      .and.to.match(/^raised /);
+    // A pause in the push within the hold window goes on with it; a longer one ends it and the next push is judged.
+    expect(drive(true, BAND.HOLD_S - 0.1).seen).to.deep.equal(['touching m1 robot']);
+    expect(drive(true, BAND.HOLD_S + 0.2).seen)
+      .to.have.length(1)
+      .and.to.match(/^raised /);
+  });
+
+  it("asks for the twin's gaps where a motor is beyond its band or its real servo pushes beyond its twin", () => {
+    const { c } = make();
+    const at = (load: number): Reading => ({ position: 0, speed: 0, load, goal: 0 });
+    c.update(0, 'm1', at(5), true, at(0), false);
+    expect(c.wantsNear('m1')).to.equal(false);
+    // Within the band but pushing: asked, so a push that begins as the twin's links pass by is seen near.
+    c.update(0.02, 'm1', at(30), true, at(0), false);
+    expect(c.wantsNear('m1')).to.equal(true);
+    // Limp: the twin's joint follows the real one, nothing to ask.
+    c.update(0.04, 'm1', at(30), true, at(0), true);
+    expect(c.wantsNear('m1')).to.equal(false);
+    c.update(0.06, 'm1', { ...at(0), position: 10 }, true, at(0), false);
+    expect(c.wantsNear('m1')).to.equal(true);
+    expect(c.wantsNear('nobody')).to.equal(false);
   });
 
   it('widens the band with the speed of a moving joint', () => {

@@ -43,7 +43,7 @@ const statusAnswer = z.object({
       }),
       state: z.enum(['agree', 'diverging', 'compliant', 'paused', 'touching', ...kind.options]).meta({
         description:
-          'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json); touching: beyond the band because the twin presses a contact the real joint does not feel (no event)',
+          'paused: a calibration run drives the servos, nothing is judged (POST /calibration/run.json); touching: beyond the band where a contact holds the push (the twin alone, the robot where the twin links come within 10 mm of it, or both): no event',
       }),
     }),
   ),

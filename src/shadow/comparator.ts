@@ -154,9 +154,9 @@ function touchingSide(
   return undefined;
 }
 
-/** The real servo holds a push its twin does not: its load beyond the twin's by more than the load band. */
-function realPushes(real: Reading, twin: Reading): boolean {
-  return Math.abs(real.load) > Math.abs(twin.load) + BAND.LOAD_BAND;
+/** The real servo holds a push its twin does not: its load beyond the twin's by more than `by` (the load band). */
+function realPushes(real: Reading, twin: Reading, by: number = BAND.LOAD_BAND): boolean {
+  return Math.abs(real.load) > Math.abs(twin.load) + by;
 }
 
 /** Who holds a contact's push where a motor is `touching` (touchingSide). */
@@ -360,8 +360,7 @@ export class Comparator {
     // A push the twin's links were near as it began goes on while it holds half the load band (a reading hovering
     // about the band does not end it), and through a pause of up to a hold window.
     const goesOn = k.nearPushAt !== undefined && t - k.nearPushAt <= BAND.HOLD_S;
-    const excess = Math.abs(real.load) - Math.abs(twin.load);
-    const pushes = excess > (goesOn ? BAND.LOAD_BAND / 2 : BAND.LOAD_BAND);
+    const pushes = realPushes(real, twin, goesOn ? BAND.LOAD_BAND / 2 : BAND.LOAD_BAND);
     const nearPush = pushes && (contact !== undefined || goesOn);
     if (nearPush) k.nearPushAt = t;
     const beyond = Math.abs(error) > band && !restingSettled(real, twin, restBand);

@@ -36,6 +36,7 @@ import {
   type MotorComparison,
   type Reading,
   type ShadowEvent,
+  type TouchingSide,
 } from './comparator.ts';
 import { type ById, LocalTwinEngine, type TwinCycleOutput, type TwinEngine } from './twin-engine.ts';
 import { CLOSE_GRACE_MS, ThreadTwinEngine } from './twin-engine-thread.ts';
@@ -53,6 +54,12 @@ const MAX_RESTARTS = 3;
 const REGISTER_READ_ATTEMPTS = 4;
 /** Cycles a new worker's registers not answered are asked again for (2 s at 50 Hz), one read at a time. */
 const RESTORE_CYCLES = 100;
+/** The info line's words for who holds a contact's push where a motor is `touching`. */
+const WHO_TOUCHES: Record<TouchingSide, string> = {
+  twin: 'the twin presses a contact the robot does not feel',
+  robot: `the robot presses a contact the twin comes within ${BAND.NEAR_GAP_MM} mm of`,
+  both: 'both press a contact, met a few millimetres apart',
+};
 interface ShadowMotor extends UserFrameMotor {
   readonly id: number;
   readonly name: string;
@@ -165,13 +172,7 @@ export class ShadowTwin {
       },
       onTouching: (motor, real, twin, side) =>
         opts.log(
-          `shadow: ${motor} touching: ${
-            side === 'twin'
-              ? 'the twin presses a contact the robot does not feel'
-              : side === 'robot'
-                ? `the robot presses a contact the twin comes within ${BAND.NEAR_GAP_MM} mm of`
-                : 'both press a contact, met a few millimetres apart'
-          } (twin ${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
+          `shadow: ${motor} touching: ${WHO_TOUCHES[side]} (twin ${round(twin.position)} deg, ${round(twin.load)} %; real ${round(real.position)} deg, ` +
             `${round(real.load)} %): not an event`,
           'info',
         ),

@@ -133,7 +133,8 @@ export function calibratedDeadBands(cal: Calibration): Map<string, number> {
  * within their calibration's uncertainty put one a degree or two into the other, and the contact holds the joints
  * degrees apart; the twin's geometry, not an event.
  * - 'twin': a contact of the twin presses across the joint (`pressed`) and its load is beyond the real servo's by more
- *   than the load band: the robot's links do not meet there (decision 0086).
+ *   than the load band, the real one's counted the way the twin's push goes (none where it pulls back, within the
+ *   band: decision 0095): the robot's links do not meet there (decision 0086).
  * - 'robot' (`nearPush`): the real servo holds a push beyond its twin's by more than the load band where the twin's
  *   links come within NEAR_GAP_MM of touching (`near`, or pressed), or came so since that push began: a push that
  *   began where the twin's links passed by stays the contact's while it lasts (decisions 0092, 0094).
@@ -148,7 +149,10 @@ function touchingSide(
   nearPush: boolean,
 ): TouchingSide | undefined {
   const [r, w] = [Math.abs(real.load), Math.abs(twin.load)];
-  if (contact === 'pressed' && w > r + BAND.LOAD_BAND) return 'twin';
+  // The real servo's push the way the twin's presses: one pulling back within the band presses nothing there.
+  const along = real.load * Math.sign(twin.load);
+  if (contact === 'pressed' && along >= -BAND.LOAD_BAND && w > Math.max(along, 0) + BAND.LOAD_BAND)
+    return 'twin';
   if (nearPush) return 'robot';
   if (contact === 'pressed' && r > BAND.LOAD_BAND && w > BAND.LOAD_BAND) return 'both';
   return undefined;

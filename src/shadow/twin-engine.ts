@@ -417,8 +417,8 @@ export class LocalTwinEngine implements TwinEngine {
 
   /**
    * The twin's servos stiff and still, their goals standing, whose loads are beyond HELD_LOAD_MATCH from their real
-   * ones' (`real`, still and agreeing), and across which no contact of the twin presses: each takes the I term its
-   * real one holds, worked out at the real angle.
+   * ones' (`real`, still and agreeing): each takes the I term its real one holds, worked out at the real angle. A
+   * contact of the twin pressing across the joint too: a load is P and I, a push only in the error (decision 0095).
    */
   async #matchHeld(real: ById<number>, realPos: ReadonlyMap<number, RawValue> | undefined): Promise<void> {
     const now = this.sim.clock.now();
@@ -449,11 +449,6 @@ export class LocalTwinEngine implements TwinEngine {
       loads.set(m.id, r);
       at.set(m.id, positionToDeg(m.spec, p));
     }
-    if (!loads.size) return;
-    // A joint a contact of the twin presses across carries the contact's push in its load: the I term cannot be told
-    // from it there (70-125 us, only in a cycle with a load to take).
-    const pressed = this.sim.simulation.pressedJoints();
-    for (const m of this.#motors) if (pressed.has(m.name)) loads.delete(m.id);
     if (loads.size) this.sim.matchLoads(loads, at);
   }
 

@@ -426,6 +426,13 @@ describe('the divergence comparator', () => {
     });
     // The twin pressing lightly and the real servo holding no push: nothing holds the joints apart, judged.
     expect(run(loaded(0, 10), loaded(-4, 20), true).seen).to.deep.equal(['raised offset']);
+    // The real servo past its goal, pulling back within the band, where the twin's presses (the Torso's abs_z, -9.5 %
+    // against the twin's 20.4 % on the trunk's contact): the twin's alone; pressing lightly, judged.
+    expect(run(loaded(4, -9.5), loaded(0.8, 20.4), true)).to.deep.equal({
+      seen: ['touching m1 twin 29.9'],
+      state: 'touching',
+    });
+    expect(run(loaded(4, -9.5), loaded(0.8, 12), true).seen).to.deep.equal(['raised pushed']);
     // Within the band, a contact changes nothing.
     expect(run(loaded(0, 0.5), loaded(-1, 39), true)).to.deep.equal({ seen: [], state: 'agree' });
     // Once the twin's load falls to the real one's, a shift that stays is an offset, raised a whole hold later.

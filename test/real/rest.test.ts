@@ -241,7 +241,9 @@ describe('the real backend under bus faults (Ergo Jr over the emulator)', functi
       };
       const hit = health.motors.filter((m) => m.timeouts + m.corrupt > 0);
       expect(hit.length, 'motors with counted errors').to.be.at.least(4);
-      // The last goal written during the faults: on the servo within two control cycles once they end.
+      // The last goal written during the faults: on the servo within a few control cycles once they end (a lost one
+      // never comes: the wait fails). The sent write lands in one or two; the emulator shares this process's event
+      // loop with the server and mocha, so on a busy CI machine its bytes can be read a cycle late (3 seen once).
       const goal = -90 + (39 % 10);
       faults.dropRate = 0;
       faults.corruptRate = 0;
@@ -253,7 +255,7 @@ describe('the real backend under bus faults (Ergo Jr over the emulator)', functi
         2000,
         1,
       );
-      expect(r.server.robot.ticks - ended, 'control cycles until the goal is on the servo').to.be.at.most(2);
+      expect(r.server.robot.ticks - ended, 'control cycles until the goal is on the servo').to.be.at.most(4);
     } finally {
       await r.close();
     }

@@ -11,16 +11,25 @@ import { BUS_SIGNAL_GRACE_MS, serveBus } from './bus-service.ts';
 
 const service = serveBus({
   post: (m: FromBus) => {
-    if (process.connected) process.send!(m);
-    // The server is gone: what the bus still has to say (leaving the servos) goes to the stderr it shared (the journal).
-    else if (m.t === 'log') process.stderr.write(`bus: ${m.line}\n`);
+    // A server killed between cycles leaves the channel open here for a moment: that send fails (EPIPE) and, without
+    // a callback, its error would end this process before it left the servos. Failed, the server is gone: leave.
+    if (process.connected) process.send!(m, undefined, {}, (err: Error | null) => err && gone(m));
+    else gone(m);
   },
   ended: () => process.disconnect(),
   raisePriority: true,
 });
 
 /** Leaves the servos as configured (a close already under way is the one awaited), then ends this process. */
-const leave = () => void service.close().finally(() => process.exit(0));
+function leave(): void {
+  void service.close().finally(() => process.exit(0));
+}
+
+/** The server is gone: what the bus still has to say (leaving the servos) goes to the stderr it shared (the journal). */
+function gone(m: FromBus): void {
+  if (m.t === 'log') process.stderr.write(`bus: ${m.line}\n`);
+  leave();
+}
 
 // The server is gone (it closed, crashed or was killed): the servos are left as configured, then this process ends.
 process.on('disconnect', leave);
